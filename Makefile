@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# virtio-net-dkms: user-facing make targets.  The module itself is
+# described in Kbuild.
+#
+#   make                  build virtio_net.ko for the running kernel
+#   make KVER=<release>   ... or for another installed kernel
+#   make KDIR=<dir>       ... or against a kernel build tree
+#   make W=1 C=2          extra warnings, sparse
+#   make install          install into /lib/modules/<KVER>/updates
+#   make check            checkpatch --strict over the sources
+#   make test             the whole test suite (see README)
+
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+
+all: module
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+
+install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KVER)
+
+version:
+	@sh scripts/version.sh .
+
+check:
+	sh scripts/checkpatch.sh
+
+test:
+	bash scripts/test-all.sh
+
+.PHONY: all module clean install version check test

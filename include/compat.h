@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Every kernel-version difference the driver meets, in one place.
+ *
+ * The VNET_HAVE_* macros come from scripts/compat-probe.sh, which kbuild
+ * runs against the headers of the kernel being built for: it looks for a
+ * declaration, never at LINUX_VERSION_CODE.  The driver calls the vnet_*
+ * wrappers below (or the kernel names that are provided here when a kernel
+ * lacks them) and contains no version checks of its own.
+ */
+#ifndef VNET_COMPAT_H
+#define VNET_COMPAT_H
+
+#include <linux/netdevice.h>
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/hrtimer.h>
+#include <linux/slab.h>
+#include <linux/virtio.h>
+#include <linux/virtio_config.h>
+
+/* Device reset: virtio_reset_device() appeared in 5.16. */
+static inline void vnet_reset_device(struct virtio_device *vdev)
+{
+#ifdef VNET_HAVE_VIRTIO_RESET_DEVICE
+	virtio_reset_device(vdev);
+#else
+	vdev->config->reset(vdev);
+#endif
+}
+
+/*
+ * Virtqueue discovery: 6.11 replaced the parallel callbacks/names/ctx
+ * arrays by an array of struct virtqueue_info.
+ */
+static inline int vnet_find_vqs(struct virtio_device *vdev, unsigned int nvqs,
+				struct virtqueue *vqs[],
+				vq_callback_t *callbacks[],
+				const char * const names[], const bool *ctx)
+{
+#ifdef VNET_HAVE_VIRTQUEUE_INFO
+	struct virtqueue_info *info;
+	unsigned int i;
+	int err;
+
+	info = kcalloc(nvqs, sizeof(*info), GFP_KERNEL);
+	if (!info)
+		return -ENOMEM;
+	for (i = 0; i < nvqs; i++) {
+		info[i].name = names[i];
+		info[i].callback = callbacks[i];
+		info[i].ctx = ctx ? ctx[i] : false;
+	}
+	err = virtio_find_vqs(vdev, nvqs, vqs, info, NULL);
+	kfree(info);
+	return err;
+#else
+	return virtio_find_vqs_ctx(vdev, nvqs, vqs, callbacks, names, ctx,
+				   NULL);
+#endif
+}
+
+/* Feature bit of per-queue reset (uapi since 6.0). */
+#ifndef VIRTIO_F_RING_RESET
+#define VIRTIO_F_RING_RESET	40
+#endif
+
+/* Largest ring the device allows (vq->num_max appeared in 6.0). */
+static inline unsigned int vnet_vq_max_size(struct virtqueue *vq)
+{
+#ifdef VNET_HAVE_VQ_NUM_MAX
+	if (vq->num_max)
+		return vq->num_max;
+#endif
+	return virtqueue_get_vring_size(vq);
+}
+
+/*
+ * Ring resize (6.0).  6.13, and later 6.12 stable releases, added a
+ * callback run once all old buffers have been recycled; where it is
+ * missing the caller does that work after virtqueue_resize() returns.
+ */
+#ifdef VNET_HAVE_VIRTQUEUE_RESIZE
+#define VNET_CAN_RESIZE	1
+static inline int vnet_vq_resize(struct virtqueue *vq, u32 num,
+				 void (*recycle)(struct virtqueue *vq,
+						 void *buf))
+{
+#ifdef VNET_HAVE_RESIZE_RECYCLE_DONE
+	return virtqueue_resize(vq, num, recycle, NULL);
+#else
+	return virtqueue_resize(vq, num, recycle);
+#endif
+}
+#else
+#define VNET_CAN_RESIZE	0
+static inline int vnet_vq_resize(struct virtqueue *vq, u32 num,
+				 void (*recycle)(struct virtqueue *vq,
+						 void *buf))
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+/* NAPI registration with an explicit weight (renamed in 6.1). */
+static inline void vnet_napi_add(struct net_device *dev,
+				 struct napi_struct *napi,
+				 int (*poll)(struct napi_struct *, int),
+				 int weight)
+{
+#ifdef VNET_HAVE_NAPI_ADD_WEIGHT
+	netif_napi_add_weight(dev, napi, poll, weight);
+#else
+	netif_napi_add(dev, napi, poll, weight);
+#endif
+}
+
+static inline void vnet_napi_add_tx(struct net_device *dev,
+				    struct napi_struct *napi,
+				    int (*poll)(struct napi_struct *, int),
+				    int weight)
+{
+#ifdef VNET_HAVE_NAPI_ADD_TX_WEIGHT
+	netif_napi_add_tx_weight(dev, napi, poll, weight);
+#else
+	netif_tx_napi_add(dev, napi, poll, weight);
+#endif
+}
+
+/* Tell the core which NAPI serves a queue (6.8), for busy polling. */
+static inline void vnet_queue_set_napi(struct net_device *dev,
+				       unsigned int index, bool rx,
+				       struct napi_struct *napi)
+{
+#ifdef VNET_HAVE_NETIF_QUEUE_SET_NAPI
+	netif_queue_set_napi(dev, index, rx ? NETDEV_QUEUE_TYPE_RX :
+			     NETDEV_QUEUE_TYPE_TX, napi);
+#endif
+}
+
+/* hrtimer_setup() replaced hrtimer_init() + ->function in 6.13. */
+static inline void vnet_hrtimer_setup(struct hrtimer *t,
+				      enum hrtimer_restart (*fn)(struct hrtimer *),
+				      clockid_t clock, enum hrtimer_mode mode)
+{
+#ifdef VNET_HAVE_HRTIMER_SETUP
+	hrtimer_setup(t, fn, clock, mode);
+#else
+	hrtimer_init(t, clock, mode);
+	t->function = fn;
+#endif
+}
+
+/* eth_hw_addr_set() (5.15) made dev->dev_addr read-only. */
+#ifndef VNET_HAVE_ETH_HW_ADDR_SET
+static inline void eth_hw_addr_set(struct net_device *dev, const u8 *addr)
+{
+	ether_addr_copy(dev->dev_addr, addr);
+}
+#endif
+
+/*
+ * ethtool callbacks gained kernel-side structures and an extack: the
+ * coalesce pair in 5.15, the ring pair in 5.17.  VNET_*_ARGS is the
+ * parameter list (the names are fixed: dev, ec or ring, extack);
+ * VNET_*_EXTACK is the extack where there is one, NULL elsewhere.
+ */
+#ifdef VNET_HAVE_COALESCE_EXTACK
+#define VNET_COALESCE_ARGS						\
+	struct net_device *dev, struct ethtool_coalesce *ec,		\
+	struct kernel_ethtool_coalesce *kec, struct netlink_ext_ack *extack
+#define VNET_COALESCE_EXTACK	extack
+#else
+#define VNET_COALESCE_ARGS						\
+	struct net_device *dev, struct ethtool_coalesce *ec
+#define VNET_COALESCE_EXTACK	NULL
+#endif
+
+#ifdef VNET_HAVE_RINGPARAM_EXTACK
+#define VNET_RINGPARAM_ARGS					\
+	struct net_device *dev, struct ethtool_ringparam *ring,		\
+	struct kernel_ethtool_ringparam *kring,				\
+	struct netlink_ext_ack *extack
+#define VNET_RINGPARAM_EXTACK	extack
+#else
+#define VNET_RINGPARAM_ARGS					\
+	struct net_device *dev, struct ethtool_ringparam *ring
+#define VNET_RINGPARAM_EXTACK	NULL
+#endif
+
+/*
+ * Statistics names in ethtool -S follow the in-tree driver of the same
+ * kernel: "rx_queue_N_x" until 6.9, "rxN_x" from 6.10, the release that
+ * also brought device statistics to the virtio-net uapi header (which is
+ * what the probe detects).
+ */
+#ifdef VNET_HAVE_VIRTIO_NET_DEVICE_STATS
+#define VNET_STATS_NEW_NAMES	1
+#else
+#define VNET_STATS_NEW_NAMES	0
+#endif
+
+#endif /* VNET_COMPAT_H */

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * One timer per queue pair, shared by every feature that needs to act
+ * later: flushing held-back TX kicks, a TX reclaim deadline and deferred
+ * RX polling.  Each such feature is a "user" with its own deadline; the
+ * hrtimer is programmed for the earliest one and is only reprogrammed when
+ * a request moves that earliest deadline forward.  Every programmed timer
+ * costs the guest a timer arm and a timer interrupt (two VM exits), so the
+ * plan below avoids arming where it can.
+ *
+ * The plan is pure bookkeeping (no timer, no locking) so that KUnit can
+ * test it; qp_timer.c wraps it around an hrtimer.
+ */
+#ifndef VNET_QP_TIMER_H
+#define VNET_QP_TIMER_H
+
+#include <linux/types.h>
+#include <linux/hrtimer.h>
+#include <linux/spinlock.h>
+
+enum vnet_timer_user {
+	VNET_TIMER_TX_FLUSH,	/* kick TX descriptors held back */
+	VNET_TIMER_TX_RECLAIM,	/* reclaim completed TX buffers */
+	VNET_TIMER_RX_POLL,	/* poll RX again while interrupts stay off */
+	VNET_TIMER_USERS,
+};
+
+struct vnet_timer_plan {
+	u64 due[VNET_TIMER_USERS];	/* ns; 0 means not requested */
+	u64 armed;			/* ns programmed; 0 means idle */
+};
+
+bool vnet_timer_plan_request(struct vnet_timer_plan *p,
+			     enum vnet_timer_user user, u64 due);
+bool vnet_timer_plan_cancel(struct vnet_timer_plan *p,
+			    enum vnet_timer_user user);
+unsigned long vnet_timer_plan_expire(struct vnet_timer_plan *p, u64 now);
+bool vnet_timer_plan_pending(const struct vnet_timer_plan *p,
+			     enum vnet_timer_user user);
+
+struct vnet_qp_timer {
+	struct hrtimer timer;
+	spinlock_t lock;		/* protects plan and counters */
+	struct vnet_timer_plan plan;
+	bool stopped;
+	void (*fire)(struct vnet_qp_timer *t, unsigned long expired);
+	/* Times the hrtimer was programmed, by the user that caused it. */
+	u64 arms[VNET_TIMER_USERS];
+	/* Times each user's deadline expired and its handler ran. */
+	u64 fires[VNET_TIMER_USERS];
+};
+
+void vnet_qp_timer_init(struct vnet_qp_timer *t,
+			void (*fire)(struct vnet_qp_timer *t,
+				     unsigned long expired));
+void vnet_qp_timer_start(struct vnet_qp_timer *t);
+void vnet_qp_timer_stop(struct vnet_qp_timer *t);
+void vnet_qp_timer_request(struct vnet_qp_timer *t, enum vnet_timer_user user,
+			   u64 delay_ns);
+void vnet_qp_timer_cancel(struct vnet_qp_timer *t, enum vnet_timer_user user);
+bool vnet_qp_timer_pending(struct vnet_qp_timer *t, enum vnet_timer_user user);
+void vnet_qp_timer_counts(struct vnet_qp_timer *t, enum vnet_timer_user user,
+			  u64 *arms, u64 *fires);
+
+#endif /* VNET_QP_TIMER_H */

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Receive buffer arithmetic and validation of what the device hands back.
+ *
+ * The device is not trusted: every used length and buffer count it reports
+ * is checked here before the driver touches the data.  All functions are
+ * pure so that KUnit can feed them crafted values.
+ */
+#ifndef VNET_RX_BUF_H
+#define VNET_RX_BUF_H
+
+#include <linux/types.h>
+
+/* Largest Ethernet frame a small buffer holds: header + VLAN tag + 1500. */
+#define VNET_GOOD_FRAME_LEN	1518
+/* Bytes copied into the skb head; the rest stays in page fragments. */
+#define VNET_COPY_LEN		128
+/* Space for the virtio-net header at the start of a big-packet chain. */
+#define VNET_BIG_HDR_PAD	32
+
+/* Driver context stored with each buffer: its true size and headroom. */
+#define VNET_CTX_SIZE_BITS	22
+
+static inline void *vnet_rx_ctx(unsigned int truesize, unsigned int headroom)
+{
+	return (void *)(unsigned long)((headroom << VNET_CTX_SIZE_BITS) |
+				       truesize);
+}
+
+static inline unsigned int vnet_rx_ctx_truesize(const void *ctx)
+{
+	return (unsigned long)ctx & ((1UL << VNET_CTX_SIZE_BITS) - 1);
+}
+
+static inline unsigned int vnet_rx_ctx_headroom(const void *ctx)
+{
+	return (unsigned long)ctx >> VNET_CTX_SIZE_BITS;
+}
+
+enum vnet_rx_verdict {
+	VNET_RX_OK,
+	VNET_RX_BAD_LEN,	/* used length outside the buffer */
+	VNET_RX_BAD_HDR,	/* header fields that cannot be right */
+};
+
+unsigned int vnet_hdr_len(bool mrg_rxbuf, bool version_1);
+unsigned int vnet_max_rx_frame(bool guest_gso, unsigned int mtu);
+unsigned int vnet_big_pages(bool guest_gso, unsigned int mtu,
+			    unsigned int page_size);
+unsigned int vnet_big_capacity(unsigned int pages, unsigned int page_size);
+unsigned int vnet_mrg_min_len(unsigned int hdr_len, unsigned int max_frame,
+			      unsigned int ring_size);
+unsigned int vnet_mrg_buf_len(unsigned int avg_len, unsigned int min_len,
+			      unsigned int hdr_len, unsigned int max_len,
+			      unsigned int align);
+enum vnet_rx_verdict vnet_rx_check_first(unsigned int used,
+					 unsigned int hdr_len,
+					 unsigned int capacity);
+enum vnet_rx_verdict vnet_rx_check_more(unsigned int used,
+					unsigned int capacity);
+enum vnet_rx_verdict vnet_rx_check_num_buffers(unsigned int num,
+					       unsigned int ring_size);
+
+#endif /* VNET_RX_BUF_H */

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * virtio-net-dkms: shared structures of the driver.
+ *
+ * A device (struct vnet) owns an array of queue pairs (struct vnet_qp).
+ * Each pair holds one receive queue, one send queue, and the single
+ * per-pair timer that every deferred notification feature shares.
+ * Virtqueue numbering follows the virtio-net layout: receiveq N is
+ * virtqueue 2N, transmitq N is 2N + 1, and the control queue comes last.
+ */
+#ifndef VNET_H
+#define VNET_H
+
+#include <linux/netdevice.h>
+#include <linux/ethtool.h>
+#include <linux/virtio.h>
+#include <linux/virtio_net.h>
+#include <linux/u64_stats_sync.h>
+#include <linux/average.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+#include <linux/scatterlist.h>
+#include <linux/if_vlan.h>
+
+#include "qp_timer.h"
+#include "rx_buf.h"
+#include "kick_policy.h"
+#include "reclaim_policy.h"
+#include "rx_moderation.h"
+
+#define VNET_DRV_NAME		"virtio_net"
+
+/* Descriptors one skb may need when indirect descriptors are not used. */
+#define VNET_TX_DESC_MAX	(MAX_SKB_FRAGS + 2)
+
+/*
+ * Moving average of received packet lengths, used to size mergeable
+ * receive buffers: precision 0 bits, weight 1/64.
+ */
+DECLARE_EWMA(vnet_pkt_len, 0, 64)
+
+/*
+ * Counters.  Each group has exactly one writer context so that the
+ * u64_stats sequence counter is never written concurrently:
+ *  - vnet_rq_stats: the RX NAPI poll of that queue;
+ *  - vnet_sq_stats: holders of the TX queue lock (xmit path, TX NAPI,
+ *    the RX poll's opportunistic reclaim, the TX watchdog);
+ *  - vnet_irq_stats: the virtqueue interrupt callback.
+ */
+struct vnet_rq_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t packets;
+	u64_stats_t bytes;
+	u64_stats_t drops;
+	u64_stats_t xdp_packets;
+	u64_stats_t xdp_tx;
+	u64_stats_t xdp_redirects;
+	u64_stats_t xdp_drops;
+	u64_stats_t kicks;
+	u64_stats_t napi_polls;
+	u64_stats_t rearms;
+	u64_stats_t drop_bad_len;
+	u64_stats_t drop_bad_hdr;
+	u64_stats_t drop_nomem;
+	u64_stats_t refill_nomem;
+};
+
+struct vnet_sq_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t packets;
+	u64_stats_t bytes;
+	u64_stats_t xdp_tx;
+	u64_stats_t xdp_tx_drops;
+	u64_stats_t kicks;
+	u64_stats_t napi_polls;
+	u64_stats_t drops;
+	u64_stats_t stops;
+	u64_stats_t wakes;
+	u64_stats_t kicks_held;
+	u64_stats_t kicks_suppressed;
+};
+
+struct vnet_irq_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t interrupts;
+};
+
+struct vnet;
+struct vnet_qp;
+
+struct vnet_rq {
+	struct virtqueue *vq;
+	struct napi_struct napi;
+	struct vnet_qp *qp;
+
+	/* Page fragment cache that small and mergeable buffers come from. */
+	struct page_frag frag;
+	/* Spare pages for big-packet chains, linked through page->private. */
+	struct page *spare_pages;
+	struct ewma_vnet_pkt_len avg_len;
+	/* Smallest mergeable buffer that still lets the ring hold a frame. */
+	unsigned int mrg_min_len;
+
+	struct vnet_rx_mod_state mod;
+	struct vnet_rq_stats stats;
+	struct vnet_irq_stats irq;
+
+	struct scatterlist sg[MAX_SKB_FRAGS + 2];
+	char name[16];
+};
+
+struct vnet_sq {
+	struct virtqueue *vq;
+	struct napi_struct napi;
+	struct vnet_qp *qp;
+	bool use_napi;
+	/* Ring being resized: transmit and wake-ups must keep off. */
+	bool paused;
+	/* Written by the TX watchdog only. */
+	atomic64_t timeouts;
+
+	struct vnet_kick_state kick;
+	struct vnet_sq_stats stats;
+	struct vnet_irq_stats irq;
+
+	struct scatterlist sg[VNET_TX_DESC_MAX];
+	char name[16];
+};
+
+struct vnet_qp {
+	struct vnet *vi;
+	unsigned int index;
+	struct vnet_rq rq;
+	struct vnet_sq sq;
+	struct vnet_qp_timer timer;
+};
+
+/* RX buffer layout chosen at probe from the negotiated features. */
+enum vnet_rx_mode {
+	VNET_RX_SMALL,		/* one buffer per frame, at most 1518 bytes */
+	VNET_RX_BIG,		/* a chain of pages per frame */
+	VNET_RX_MERGEABLE,	/* frames span as many buffers as they need */
+};
+
+/* Control virtqueue buffers; they must not live on the stack (DMA). */
+struct vnet_ctrl {
+	struct virtio_net_ctrl_hdr hdr;
+	virtio_net_ctrl_ack status;
+	union {
+		u8 promisc;
+		u8 allmulti;
+		u8 mac[ETH_ALEN];
+		__virtio16 vid;
+		__virtio16 pairs;
+		__virtio64 offloads;
+	} u;
+};
+
+struct vnet {
+	struct virtio_device *vdev;
+	struct net_device *dev;
+	struct virtqueue *cvq;
+	struct vnet_qp *qp;
+
+	u16 max_pairs;
+	u16 curr_pairs;
+
+	enum vnet_rx_mode rx_mode;
+	/* Length of the virtio-net header on both directions. */
+	unsigned int hdr_len;
+	/* Pages per buffer in big-packet mode. */
+	unsigned int big_pages;
+	/* The header may share a descriptor with packet data. */
+	bool any_header_sg;
+	bool has_cvq;
+	bool little_endian;
+	/* The device may coalesce received frames (any GUEST_TSO/UFO). */
+	bool guest_gso;
+
+	/* Guest offloads negotiated, and the subset currently enabled. */
+	u64 offloads_capable;
+	u64 offloads;
+
+	/* Link state from config space, and what ethtool reports. */
+	u16 status;
+	u32 speed;
+	u8 duplex;
+
+	/* Control queue: one command at a time. */
+	struct mutex ctrl_lock;
+	struct vnet_ctrl *ctrl;
+
+	/*
+	 * Deferred work.  work_lock guards the *_enabled flags, so that
+	 * nothing is scheduled once teardown has begun.
+	 */
+	spinlock_t work_lock;
+	bool refill_enabled;
+	bool rx_mode_enabled;
+	bool config_enabled;
+	struct delayed_work refill;
+	struct work_struct rx_mode_work;
+	struct work_struct config_work;
+
+	/* VLANs added, replayed to the device after a reset. */
+	unsigned long vlans[BITS_TO_LONGS(VLAN_N_VID)];
+
+	/* Load-time settings, copied from the module options at probe. */
+	int napi_weight;
+};
+
+/* Module options (main.c), validated when they are set. */
+struct vnet_options {
+	int napi_weight;
+	bool csum;
+	bool gso;
+	bool napi_tx;
+	int max_queue_pairs;
+};
+
+extern struct vnet_options vnet_opts;
+
+static inline struct vnet_qp *vnet_vq_to_qp(struct virtqueue *vq)
+{
+	struct vnet *vi = vq->vdev->priv;
+
+	return &vi->qp[vq->index / 2];
+}
+
+static inline bool vnet_has(const struct vnet *vi, unsigned int fbit)
+{
+	return virtio_has_feature(vi->vdev, fbit);
+}
+
+static inline unsigned int vnet_qp_index(const struct vnet_qp *qp)
+{
+	return qp->index;
+}
+
+/* device.c */
+extern struct virtio_driver vnet_driver;
+
+/* queues.c: virtqueues and per-pair state */
+int vnet_qps_alloc(struct vnet *vi);
+void vnet_qps_free(struct vnet *vi);
+int vnet_vqs_init(struct vnet *vi);
+void vnet_vqs_teardown(struct vnet *vi);
+void vnet_qp_enable(struct vnet *vi, unsigned int i);
+void vnet_qp_disable(struct vnet *vi, unsigned int i);
+void vnet_napi_schedule(struct napi_struct *napi, struct virtqueue *vq);
+void vnet_napi_enable(struct napi_struct *napi, struct virtqueue *vq);
+void vnet_refill_enable(struct vnet *vi);
+void vnet_refill_disable(struct vnet *vi);
+void vnet_refill_work(struct work_struct *work);
+int vnet_set_pairs(struct vnet *vi, u16 pairs);
+
+/* rx.c */
+bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp);
+int vnet_rx_receive(struct vnet_rq *rq, int budget);
+void vnet_rx_free_buf(struct vnet_rq *rq, void *buf);
+void vnet_rx_free_pages(struct vnet_rq *rq);
+void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq);
+void vnet_rx_schedule_refill(struct vnet *vi);
+
+/* tx.c */
+netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev);
+unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget);
+void vnet_tx_free_buf(struct vnet_sq *sq, void *buf);
+void vnet_tx_flush(struct vnet_sq *sq);
+
+/* napi.c */
+void vnet_rx_done(struct virtqueue *vq);
+void vnet_tx_done(struct virtqueue *vq);
+int vnet_poll_rx(struct napi_struct *napi, int budget);
+int vnet_poll_tx(struct napi_struct *napi, int budget);
+void vnet_qp_timer_fired(struct vnet_qp_timer *t, unsigned long expired);
+
+/* ctrl.c */
+int vnet_ctrl_set_pairs(struct vnet *vi, u16 pairs);
+int vnet_ctrl_set_rx_flag(struct vnet *vi, u8 cmd, bool on);
+int vnet_ctrl_set_mac(struct vnet *vi, const u8 *mac);
+int vnet_ctrl_set_mac_table(struct vnet *vi, struct net_device *dev);
+int vnet_ctrl_vlan(struct vnet *vi, u16 vid, bool add);
+int vnet_ctrl_set_offloads(struct vnet *vi, u64 offloads);
+int vnet_ctrl_announce_ack(struct vnet *vi);
+
+/* netdev.c */
+extern const struct net_device_ops vnet_netdev_ops;
+void vnet_rx_mode_work(struct work_struct *work);
+void vnet_rx_mode_enable(struct vnet *vi, bool on);
+void vnet_replay_filters(struct vnet *vi);
+
+/* ethtool.c */
+extern const struct ethtool_ops vnet_ethtool_ops;
+
+/* stats.c */
+unsigned int vnet_stats_count(const struct vnet *vi);
+void vnet_stats_strings(const struct vnet *vi, u8 *data);
+void vnet_stats_values(const struct vnet *vi, u64 *data);
+void vnet_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *tot);
+void vnet_stats_register_qstats(struct net_device *dev);
+
+#endif /* VNET_H */

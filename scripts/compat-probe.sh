@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Kernel feature probes for include/compat.h.
+#
+# Usage: compat-probe.sh SRCTREE
+# Prints one -DVNET_HAVE_<NAME> compiler flag per feature the kernel
+# headers under SRCTREE declare.  Each probe greps one header after
+# joining its lines, so declarations split over several lines still
+# match.  Probes test for a declaration, never for a version number.
+set -eu
+
+srctree=${1:?usage: compat-probe.sh SRCTREE}
+
+flat() {
+	# Header text on one line, runs of blanks squeezed to one space.
+	[ -r "$srctree/$1" ] || return 0
+	tr '\n\t' '  ' < "$srctree/$1" | tr -s ' '
+}
+
+# probe NAME HEADER EXTENDED-REGEX
+probe() {
+	if flat "$2" | grep -Eq -- "$3"; then
+		printf ' -DVNET_HAVE_%s' "$1"
+	fi
+}
+
+probe VIRTIO_RESET_DEVICE include/linux/virtio.h \
+	'void virtio_reset_device\('
+probe VQ_NUM_MAX include/linux/virtio.h \
+	'unsigned int num_max;'
+probe VIRTQUEUE_RESIZE include/linux/virtio.h \
+	'int virtqueue_resize\('
+probe RESIZE_RECYCLE_DONE include/linux/virtio.h \
+	'int virtqueue_resize\([^;]*recycle_done'
+probe VIRTQUEUE_INFO include/linux/virtio_config.h \
+	'struct virtqueue_info \{'
+probe NAPI_ADD_WEIGHT include/linux/netdevice.h \
+	'netif_napi_add_weight\('
+probe NAPI_ADD_TX_WEIGHT include/linux/netdevice.h \
+	'netif_napi_add_tx_weight\('
+probe NETIF_QUEUE_SET_NAPI include/linux/netdevice.h \
+	'void netif_queue_set_napi\('
+probe HRTIMER_SETUP include/linux/hrtimer.h \
+	'void hrtimer_setup\('
+probe ETH_HW_ADDR_SET include/linux/etherdevice.h \
+	'eth_hw_addr_set\('
+probe COALESCE_EXTACK include/linux/ethtool.h \
+	'\(\*set_coalesce\)\([^;]*netlink_ext_ack'
+probe RINGPARAM_EXTACK include/linux/ethtool.h \
+	'\(\*set_ringparam\)\([^;]*netlink_ext_ack'
+probe VIRTIO_NET_DEVICE_STATS include/uapi/linux/virtio_net.h \
+	'struct virtio_net_stats_reply_hdr'
+probe NETDEV_STAT_OPS include/net/netdev_queues.h \
+	'struct netdev_stat_ops \{'
+echo

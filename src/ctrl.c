@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Control virtqueue commands.
+ *
+ * One command is in flight at a time (ctrl_lock).  A command is a header
+ * (class, command), zero or more data buffers and a one-byte status the
+ * device writes back.  All callers run in process context, so the wait
+ * for the device yields the CPU instead of spinning with it held.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/netdevice.h>
+#include <linux/slab.h>
+#include "compat.h"
+#include "vnet.h"
+
+#define VNET_CTRL_MAX_SG	4
+
+/*
+ * Send one command and wait for the device's answer.  @data are the
+ * command's data buffers (DMA-able memory).  Returns 0 when the device
+ * acknowledged, -EIO when it refused or the queue is broken.
+ */
+static int vnet_ctrl_send(struct vnet *vi, u8 class, u8 cmd,
+			  struct scatterlist **data, unsigned int ndata)
+{
+	struct scatterlist hdr, stat, *sgs[VNET_CTRL_MAX_SG];
+	struct vnet_ctrl *c = vi->ctrl;
+	unsigned int n = 0, i, len;
+	int err;
+
+	lockdep_assert_held(&vi->ctrl_lock);
+	if (WARN_ON_ONCE(ndata + 2 > VNET_CTRL_MAX_SG))
+		return -EINVAL;
+
+	c->hdr.class = class;
+	c->hdr.cmd = cmd;
+	c->status = ~0;
+
+	sg_init_one(&hdr, &c->hdr, sizeof(c->hdr));
+	sgs[n++] = &hdr;
+	for (i = 0; i < ndata; i++)
+		sgs[n++] = data[i];
+	sg_init_one(&stat, &c->status, sizeof(c->status));
+	sgs[n++] = &stat;
+
+	err = virtqueue_add_sgs(vi->cvq, sgs, n - 1, 1, vi, GFP_KERNEL);
+	if (err) {
+		dev_warn(&vi->vdev->dev, "control command %u.%u not queued: %d\n",
+			 class, cmd, err);
+		return -EIO;
+	}
+	if (unlikely(!virtqueue_kick(vi->cvq)))
+		return -EIO;
+
+	while (!virtqueue_get_buf(vi->cvq, &len)) {
+		if (virtqueue_is_broken(vi->cvq))
+			return -EIO;
+		cond_resched();
+		cpu_relax();
+	}
+	return c->status == VIRTIO_NET_OK ? 0 : -EIO;
+}
+
+static int vnet_ctrl_simple(struct vnet *vi, u8 class, u8 cmd,
+			    void *payload, unsigned int len)
+{
+	struct scatterlist sg, *data[1] = { &sg };
+
+	if (!vi->has_cvq)
+		return -EOPNOTSUPP;
+	if (!payload)
+		return vnet_ctrl_send(vi, class, cmd, NULL, 0);
+	sg_init_one(&sg, payload, len);
+	return vnet_ctrl_send(vi, class, cmd, data, 1);
+}
+
+int vnet_ctrl_set_pairs(struct vnet *vi, u16 pairs)
+{
+	int err;
+
+	if (!vnet_has(vi, VIRTIO_NET_F_MQ))
+		return pairs == 1 ? 0 : -EOPNOTSUPP;
+	mutex_lock(&vi->ctrl_lock);
+	vi->ctrl->u.pairs = cpu_to_virtio16(vi->vdev, pairs);
+	err = vnet_ctrl_simple(vi, VIRTIO_NET_CTRL_MQ,
+			       VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET,
+			       &vi->ctrl->u.pairs, sizeof(vi->ctrl->u.pairs));
+	mutex_unlock(&vi->ctrl_lock);
+	if (err)
+		dev_warn(&vi->vdev->dev, "device refused %u queue pairs\n",
+			 pairs);
+	return err;
+}
+
+/* VIRTIO_NET_CTRL_RX_PROMISC or _ALLMULTI on or off. */
+int vnet_ctrl_set_rx_flag(struct vnet *vi, u8 cmd, bool on)
+{
+	int err;
+
+	if (!vnet_has(vi, VIRTIO_NET_F_CTRL_RX))
+		return -EOPNOTSUPP;
+	mutex_lock(&vi->ctrl_lock);
+	vi->ctrl->u.promisc = on;
+	err = vnet_ctrl_simple(vi, VIRTIO_NET_CTRL_RX, cmd,
+			       &vi->ctrl->u.promisc, sizeof(vi->ctrl->u.promisc));
+	mutex_unlock(&vi->ctrl_lock);
+	return err;
+}
+
+int vnet_ctrl_set_mac(struct vnet *vi, const u8 *mac)
+{
+	int err;
+
+	if (!vnet_has(vi, VIRTIO_NET_F_CTRL_MAC_ADDR))
+		return -EOPNOTSUPP;
+	mutex_lock(&vi->ctrl_lock);
+	ether_addr_copy(vi->ctrl->u.mac, mac);
+	err = vnet_ctrl_simple(vi, VIRTIO_NET_CTRL_MAC,
+			       VIRTIO_NET_CTRL_MAC_ADDR_SET,
+			       vi->ctrl->u.mac, ETH_ALEN);
+	mutex_unlock(&vi->ctrl_lock);
+	return err;
+}
+
+/* Fill one MAC table (entry count + addresses) from an address list. */
+static unsigned int vnet_fill_mac_table(struct virtio_device *vdev,
+					struct virtio_net_ctrl_mac *tbl,
+					struct netdev_hw_addr_list *list,
+					unsigned int max)
+{
+	struct netdev_hw_addr *ha;
+	unsigned int n = 0;
+
+	netdev_hw_addr_list_for_each(ha, list) {
+		if (n == max)
+			break;
+		ether_addr_copy(tbl->macs[n++], ha->addr);
+	}
+	tbl->entries = cpu_to_virtio32(vdev, n);
+	return n;
+}
+
+/*
+ * Program the unicast and multicast filter tables from the device's
+ * address lists.  Lists may change under us (multicast joins happen in
+ * softirq context), so they are copied under the address lock into
+ * buffers sized beforehand; entries added in between wait for the next
+ * rx-mode update, which their addition schedules.
+ */
+int vnet_ctrl_set_mac_table(struct vnet *vi, struct net_device *dev)
+{
+	struct virtio_net_ctrl_mac *uc, *mc;
+	struct scatterlist sg[2], *data[2] = { &sg[0], &sg[1] };
+	unsigned int uc_max, mc_max, n_uc, n_mc;
+	void *buf;
+	int err;
+
+	if (!vnet_has(vi, VIRTIO_NET_F_CTRL_RX))
+		return -EOPNOTSUPP;
+
+	netif_addr_lock_bh(dev);
+	uc_max = netdev_uc_count(dev);
+	mc_max = netdev_mc_count(dev);
+	netif_addr_unlock_bh(dev);
+
+	buf = kzalloc(2 * sizeof(*uc) + (uc_max + mc_max) * ETH_ALEN,
+		      GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	uc = buf;
+	mc = buf + sizeof(*uc) + uc_max * ETH_ALEN;
+
+	netif_addr_lock_bh(dev);
+	n_uc = vnet_fill_mac_table(vi->vdev, uc, &dev->uc, uc_max);
+	n_mc = vnet_fill_mac_table(vi->vdev, mc, &dev->mc, mc_max);
+	netif_addr_unlock_bh(dev);
+
+	sg_init_one(&sg[0], uc, sizeof(*uc) + n_uc * ETH_ALEN);
+	sg_init_one(&sg[1], mc, sizeof(*mc) + n_mc * ETH_ALEN);
+
+	mutex_lock(&vi->ctrl_lock);
+	err = vnet_ctrl_send(vi, VIRTIO_NET_CTRL_MAC,
+			     VIRTIO_NET_CTRL_MAC_TABLE_SET, data, 2);
+	mutex_unlock(&vi->ctrl_lock);
+	kfree(buf);
+	return err;
+}
+
+int vnet_ctrl_vlan(struct vnet *vi, u16 vid, bool add)
+{
+	int err;
+
+	if (!vnet_has(vi, VIRTIO_NET_F_CTRL_VLAN))
+		return -EOPNOTSUPP;
+	mutex_lock(&vi->ctrl_lock);
+	vi->ctrl->u.vid = cpu_to_virtio16(vi->vdev, vid);
+	err = vnet_ctrl_simple(vi, VIRTIO_NET_CTRL_VLAN,
+			       add ? VIRTIO_NET_CTRL_VLAN_ADD :
+				     VIRTIO_NET_CTRL_VLAN_DEL,
+			       &vi->ctrl->u.vid, sizeof(vi->ctrl->u.vid));
+	mutex_unlock(&vi->ctrl_lock);
+	return err;
+}
+
+int vnet_ctrl_set_offloads(struct vnet *vi, u64 offloads)
+{
+	int err;
+
+	if (!vnet_has(vi, VIRTIO_NET_F_CTRL_GUEST_OFFLOADS))
+		return -EOPNOTSUPP;
+	mutex_lock(&vi->ctrl_lock);
+	vi->ctrl->u.offloads = cpu_to_virtio64(vi->vdev, offloads);
+	err = vnet_ctrl_simple(vi, VIRTIO_NET_CTRL_GUEST_OFFLOADS,
+			       VIRTIO_NET_CTRL_GUEST_OFFLOADS_SET,
+			       &vi->ctrl->u.offloads,
+			       sizeof(vi->ctrl->u.offloads));
+	mutex_unlock(&vi->ctrl_lock);
+	return err;
+}
+
+int vnet_ctrl_announce_ack(struct vnet *vi)
+{
+	int err;
+
+	if (!vnet_has(vi, VIRTIO_NET_F_GUEST_ANNOUNCE))
+		return -EOPNOTSUPP;
+	mutex_lock(&vi->ctrl_lock);
+	err = vnet_ctrl_simple(vi, VIRTIO_NET_CTRL_ANNOUNCE,
+			       VIRTIO_NET_CTRL_ANNOUNCE_ACK, NULL, 0);
+	mutex_unlock(&vi->ctrl_lock);
+	return err;
+}

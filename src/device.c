@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The virtio device: feature negotiation, probe and remove, config space
+ * (link, announce, speed), freeze and restore.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+#include <linux/virtio_config.h>
+#include "compat.h"
+#include "features.h"
+#include "vnet.h"
+
+static void vnet_update_speed(struct vnet *vi)
+{
+	u32 speed;
+	u8 duplex;
+
+	if (!vnet_has(vi, VIRTIO_NET_F_SPEED_DUPLEX))
+		return;
+	virtio_cread_le(vi->vdev, struct virtio_net_config, speed, &speed);
+	vi->speed = ethtool_validate_speed(speed) ? speed : SPEED_UNKNOWN;
+	virtio_cread_le(vi->vdev, struct virtio_net_config, duplex, &duplex);
+	vi->duplex = ethtool_validate_duplex(duplex) ? duplex : DUPLEX_UNKNOWN;
+}
+
+/* Config space changed (or probe wants the first reading): link, announce. */
+static void vnet_config_work(struct work_struct *work)
+{
+	struct vnet *vi = container_of(work, struct vnet, config_work);
+	struct net_device *dev = vi->dev;
+	u16 v;
+
+	if (!vnet_has(vi, VIRTIO_NET_F_STATUS))
+		return;
+	v = virtio_cread16(vi->vdev, offsetof(struct virtio_net_config, status));
+
+	if (v & VIRTIO_NET_S_ANNOUNCE) {
+		netdev_notify_peers(dev);
+		if (vnet_ctrl_announce_ack(vi))
+			netdev_warn(dev, "device refused the announce acknowledgment\n");
+	}
+
+	v &= VIRTIO_NET_S_LINK_UP;
+	if (vi->status == v)
+		return;
+	vi->status = v;
+	if (v) {
+		vnet_update_speed(vi);
+		netif_carrier_on(dev);
+		netif_tx_wake_all_queues(dev);
+	} else {
+		netif_carrier_off(dev);
+		netif_tx_stop_all_queues(dev);
+	}
+}
+
+static void vnet_config_changed(struct virtio_device *vdev)
+{
+	struct vnet *vi = vdev->priv;
+
+	schedule_work(&vi->config_work);
+}
+
+/*
+ * Runs before features are final: drop offered features we cannot use
+ * (instead of refusing the device) and an MTU below the minimum.
+ */
+static int vnet_validate(struct virtio_device *vdev)
+{
+	u64 drop;
+	int bit;
+
+	if (!vdev->config->get) {
+		dev_err(&vdev->dev, "config space cannot be read\n");
+		return -EINVAL;
+	}
+
+	drop = vnet_unusable_features(vdev->features);
+	for (bit = 0; bit < 64; bit++) {
+		if (!(drop & VNET_BIT(bit)))
+			continue;
+		dev_warn(&vdev->dev, "ignoring feature %d: it needs one the device did not offer\n",
+			 bit);
+		__virtio_clear_bit(vdev, bit);
+	}
+
+	if (virtio_has_feature(vdev, VIRTIO_NET_F_MTU) &&
+	    virtio_cread16(vdev, offsetof(struct virtio_net_config, mtu)) <
+	    ETH_MIN_MTU) {
+		dev_warn(&vdev->dev, "ignoring the device MTU: below %d\n",
+			 ETH_MIN_MTU);
+		__virtio_clear_bit(vdev, VIRTIO_NET_F_MTU);
+	}
+	return 0;
+}
+
+static u16 vnet_read_max_pairs(struct virtio_device *vdev)
+{
+	u16 n;
+
+	if (!virtio_has_feature(vdev, VIRTIO_NET_F_MQ))
+		return 1;
+	n = virtio_cread16(vdev, offsetof(struct virtio_net_config,
+					  max_virtqueue_pairs));
+	if (n < VIRTIO_NET_CTRL_MQ_VQ_PAIRS_MIN ||
+	    n > VIRTIO_NET_CTRL_MQ_VQ_PAIRS_MAX) {
+		dev_warn(&vdev->dev, "device reports %u queue pairs; using one\n",
+			 n);
+		return 1;
+	}
+	return n;
+}
+
+static const char * const vnet_rx_mode_names[] = {
+	[VNET_RX_SMALL] = "small",
+	[VNET_RX_BIG] = "big",
+	[VNET_RX_MERGEABLE] = "mergeable",
+};
+
+/* Header, buffer layout and MTU range from the negotiated features. */
+static int vnet_setup_layout(struct vnet *vi)
+{
+	struct virtio_device *vdev = vi->vdev;
+	struct net_device *dev = vi->dev;
+	unsigned int mtu = ETH_DATA_LEN;
+
+	vi->hdr_len = vnet_hdr_len(vnet_has(vi, VIRTIO_NET_F_MRG_RXBUF),
+				   vnet_has(vi, VIRTIO_F_VERSION_1));
+	vi->any_header_sg = vnet_has(vi, VIRTIO_F_ANY_LAYOUT) ||
+			    vnet_has(vi, VIRTIO_F_VERSION_1);
+	vi->little_endian = virtio_is_little_endian(vdev);
+	vi->guest_gso = vnet_guest_gso(vdev->features);
+	vi->has_cvq = vnet_has(vi, VIRTIO_NET_F_CTRL_VQ);
+
+	dev->min_mtu = ETH_MIN_MTU;
+	dev->max_mtu = ETH_MAX_MTU;
+	if (vnet_has(vi, VIRTIO_NET_F_MTU)) {
+		mtu = virtio_cread16(vdev, offsetof(struct virtio_net_config,
+						    mtu));
+		if (mtu < ETH_MIN_MTU) {
+			dev_err(&vdev->dev, "device MTU changed to %u\n", mtu);
+			return -EINVAL;
+		}
+		dev->mtu = mtu;
+		dev->max_mtu = mtu;
+	}
+
+	if (vnet_has(vi, VIRTIO_NET_F_MRG_RXBUF)) {
+		vi->rx_mode = VNET_RX_MERGEABLE;
+	} else if (vi->guest_gso || mtu > ETH_DATA_LEN) {
+		vi->rx_mode = VNET_RX_BIG;
+		vi->big_pages = min_t(unsigned int, MAX_SKB_FRAGS,
+				      vnet_big_pages(vi->guest_gso, mtu,
+						     PAGE_SIZE));
+	} else {
+		/* One 1518-byte buffer per frame: larger MTUs cannot work. */
+		vi->rx_mode = VNET_RX_SMALL;
+		dev->max_mtu = ETH_DATA_LEN;
+	}
+
+	if (vi->any_header_sg)
+		dev->needed_headroom = vi->hdr_len;
+	return 0;
+}
+
+static void vnet_setup_netdev(struct vnet *vi)
+{
+	struct virtio_device *vdev = vi->vdev;
+	struct net_device *dev = vi->dev;
+	struct vnet_netdev_features nf;
+	u8 addr[ETH_ALEN];
+
+	dev->netdev_ops = &vnet_netdev_ops;
+	dev->ethtool_ops = &vnet_ethtool_ops;
+	dev->priv_flags |= IFF_UNICAST_FLT | IFF_LIVE_ADDR_CHANGE;
+	SET_NETDEV_DEV(dev, &vdev->dev);
+	vnet_stats_register_qstats(dev);
+
+	vnet_pick_netdev_features(vdev->features, vnet_opts.csum,
+				  vnet_opts.gso, &nf);
+	dev->features = nf.features;
+	dev->hw_features = nf.hw_features;
+	dev->vlan_features = nf.features;
+
+	if (vnet_has(vi, VIRTIO_NET_F_MAC)) {
+		virtio_cread_bytes(vdev, offsetof(struct virtio_net_config, mac),
+				   addr, ETH_ALEN);
+		eth_hw_addr_set(dev, addr);
+	} else {
+		eth_hw_addr_random(dev);
+		dev_info(&vdev->dev, "no MAC address from the device, using random %pM\n",
+			 dev->dev_addr);
+	}
+
+	vi->speed = SPEED_UNKNOWN;
+	vi->duplex = DUPLEX_UNKNOWN;
+	vi->offloads_capable = vnet_guest_offloads_capable(vdev->features);
+	vi->offloads = vi->offloads_capable;
+}
+
+static int vnet_probe(struct virtio_device *vdev)
+{
+	u16 max_pairs = vnet_read_max_pairs(vdev);
+	struct net_device *dev;
+	struct vnet *vi;
+	int err;
+
+	dev = alloc_etherdev_mq(sizeof(*vi), max_pairs);
+	if (!dev)
+		return -ENOMEM;
+	vi = netdev_priv(dev);
+	vi->dev = dev;
+	vi->vdev = vdev;
+	vdev->priv = vi;
+	vi->max_pairs = max_pairs;
+	vi->napi_weight = vnet_opts.napi_weight;
+	mutex_init(&vi->ctrl_lock);
+	spin_lock_init(&vi->work_lock);
+	INIT_DELAYED_WORK(&vi->refill, vnet_refill_work);
+	INIT_WORK(&vi->rx_mode_work, vnet_rx_mode_work);
+	INIT_WORK(&vi->config_work, vnet_config_work);
+
+	err = vnet_setup_layout(vi);
+	if (err)
+		goto free_netdev;
+	vnet_setup_netdev(vi);
+
+	vi->ctrl = kzalloc(sizeof(*vi->ctrl), GFP_KERNEL);
+	if (!vi->ctrl) {
+		err = -ENOMEM;
+		goto free_netdev;
+	}
+	err = vnet_qps_alloc(vi);
+	if (err)
+		goto free_ctrl;
+	err = vnet_vqs_init(vi);
+	if (err)
+		goto free_qps;
+
+	vi->curr_pairs = vnet_default_pairs(max_pairs, num_online_cpus(),
+					    vnet_opts.max_queue_pairs);
+	netif_set_real_num_tx_queues(dev, vi->curr_pairs);
+	netif_set_real_num_rx_queues(dev, vi->curr_pairs);
+
+	/* Hold RTNL so ndo_open cannot run before the device is ready. */
+	rtnl_lock();
+	err = register_netdevice(dev);
+	if (err) {
+		rtnl_unlock();
+		dev_err(&vdev->dev, "registering the network device failed: %d\n",
+			err);
+		goto free_vqs;
+	}
+	virtio_device_ready(vdev);
+
+	if (vi->curr_pairs > 1 && vnet_ctrl_set_pairs(vi, vi->curr_pairs)) {
+		vi->curr_pairs = 1;
+		netif_set_real_num_tx_queues(dev, 1);
+		netif_set_real_num_rx_queues(dev, 1);
+	}
+	/* The device should learn a MAC address it did not choose. */
+	if (!vnet_has(vi, VIRTIO_NET_F_MAC) &&
+	    vnet_has(vi, VIRTIO_NET_F_CTRL_MAC_ADDR) &&
+	    vnet_ctrl_set_mac(vi, dev->dev_addr))
+		netdev_warn(dev, "device refused MAC address %pM\n",
+			    dev->dev_addr);
+	vnet_rx_mode_enable(vi, true);
+	rtnl_unlock();
+
+	/* Link: from config space if the device reports it, else up. */
+	netif_carrier_off(dev);
+	if (vnet_has(vi, VIRTIO_NET_F_STATUS)) {
+		schedule_work(&vi->config_work);
+	} else {
+		vi->status = VIRTIO_NET_S_LINK_UP;
+		netif_carrier_on(dev);
+	}
+
+	netdev_info(dev, "virtio-net-dkms %s: %u of %u queue pairs, %s receive buffers, MTU %u..%u\n",
+		    VNET_VERSION, vi->curr_pairs, max_pairs,
+		    vnet_rx_mode_names[vi->rx_mode], dev->min_mtu,
+		    dev->max_mtu);
+	return 0;
+
+free_vqs:
+	vnet_vqs_teardown(vi);
+free_qps:
+	vnet_qps_free(vi);
+free_ctrl:
+	kfree(vi->ctrl);
+free_netdev:
+	free_netdev(dev);
+	return err;
+}
+
+static void vnet_remove(struct virtio_device *vdev)
+{
+	struct vnet *vi = vdev->priv;
+
+	cancel_work_sync(&vi->config_work);
+	unregister_netdev(vi->dev);
+	vnet_rx_mode_enable(vi, false);
+	vnet_vqs_teardown(vi);
+	vnet_qps_free(vi);
+	kfree(vi->ctrl);
+	free_netdev(vi->dev);
+}
+
+static void __maybe_unused vnet_quiesce(struct vnet *vi)
+{
+	struct net_device *dev = vi->dev;
+	unsigned int i;
+
+	cancel_work_sync(&vi->config_work);
+	vnet_rx_mode_enable(vi, false);
+
+	rtnl_lock();
+	netif_tx_lock_bh(dev);
+	netif_device_detach(dev);
+	netif_tx_unlock_bh(dev);
+	if (netif_running(dev)) {
+		vnet_refill_disable(vi);
+		for (i = 0; i < vi->max_pairs; i++)
+			vnet_qp_disable(vi, i);
+	}
+	rtnl_unlock();
+	vnet_vqs_teardown(vi);
+}
+
+static int __maybe_unused vnet_freeze(struct virtio_device *vdev)
+{
+	vnet_quiesce(vdev->priv);
+	return 0;
+}
+
+static int __maybe_unused vnet_restore(struct virtio_device *vdev)
+{
+	struct vnet *vi = vdev->priv;
+	struct net_device *dev = vi->dev;
+	unsigned int i;
+	int err;
+
+	err = vnet_vqs_init(vi);
+	if (err)
+		return err;
+	virtio_device_ready(vdev);
+
+	rtnl_lock();
+	if (netif_running(dev)) {
+		vnet_refill_enable(vi);
+		for (i = 0; i < vi->max_pairs; i++) {
+			if (i < vi->curr_pairs &&
+			    !vnet_rx_fill(&vi->qp[i].rq, GFP_KERNEL))
+				vnet_rx_schedule_refill(vi);
+			vnet_qp_enable(vi, i);
+		}
+	}
+	vnet_replay_filters(vi);
+	netif_tx_lock_bh(dev);
+	netif_device_attach(dev);
+	netif_tx_unlock_bh(dev);
+	rtnl_unlock();
+
+	vnet_rx_mode_enable(vi, true);
+	vi->status = 0;
+	if (vnet_has(vi, VIRTIO_NET_F_STATUS)) {
+		schedule_work(&vi->config_work);
+	} else {
+		vi->status = VIRTIO_NET_S_LINK_UP;
+		netif_carrier_on(dev);
+	}
+	return 0;
+}
+
+static const struct virtio_device_id vnet_id_table[] = {
+	{ VIRTIO_ID_NET, VIRTIO_DEV_ANY_ID },
+	{ 0 },
+};
+MODULE_DEVICE_TABLE(virtio, vnet_id_table);
+
+/*
+ * Features we negotiate.  The last two are only for legacy (pre-1.0)
+ * devices: the modern table is the same list without them.
+ */
+static unsigned int vnet_features[] = {
+	VIRTIO_NET_F_CSUM, VIRTIO_NET_F_GUEST_CSUM,
+	VIRTIO_NET_F_MAC, VIRTIO_NET_F_MTU,
+	VIRTIO_NET_F_HOST_TSO4, VIRTIO_NET_F_HOST_TSO6,
+	VIRTIO_NET_F_HOST_ECN, VIRTIO_NET_F_HOST_UFO,
+	VIRTIO_NET_F_GUEST_TSO4, VIRTIO_NET_F_GUEST_TSO6,
+	VIRTIO_NET_F_GUEST_ECN, VIRTIO_NET_F_GUEST_UFO,
+	VIRTIO_NET_F_MRG_RXBUF, VIRTIO_NET_F_STATUS,
+	VIRTIO_NET_F_CTRL_VQ, VIRTIO_NET_F_CTRL_RX,
+	VIRTIO_NET_F_CTRL_VLAN, VIRTIO_NET_F_GUEST_ANNOUNCE,
+	VIRTIO_NET_F_MQ, VIRTIO_NET_F_CTRL_MAC_ADDR,
+	VIRTIO_NET_F_CTRL_GUEST_OFFLOADS, VIRTIO_NET_F_SPEED_DUPLEX,
+	/* legacy only */
+	VIRTIO_NET_F_GSO, VIRTIO_F_ANY_LAYOUT,
+};
+
+#define VNET_LEGACY_ONLY	2
+
+struct virtio_driver vnet_driver = {
+	.feature_table		= vnet_features,
+	.feature_table_size	= ARRAY_SIZE(vnet_features) - VNET_LEGACY_ONLY,
+	.feature_table_legacy	= vnet_features,
+	.feature_table_size_legacy = ARRAY_SIZE(vnet_features),
+	.driver.name		= KBUILD_MODNAME,
+	.driver.owner		= THIS_MODULE,
+	.id_table		= vnet_id_table,
+	.validate		= vnet_validate,
+	.probe			= vnet_probe,
+	.remove			= vnet_remove,
+	.config_changed		= vnet_config_changed,
+#ifdef CONFIG_PM_SLEEP
+	.freeze			= vnet_freeze,
+	.restore		= vnet_restore,
+#endif
+};

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ethtool operations: driver info, channels, ring sizes, link settings,
+ * statistics.  Invalid requests are refused with -EINVAL and a message:
+ * through extack where the kernel's callback has one, else in the log.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ethtool.h>
+#include <linux/log2.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include "compat.h"
+#include "vnet.h"
+
+/* Smallest ring -G accepts: a worst-case skb or big-packet chain fits. */
+#define VNET_RING_MIN	32
+
+/*
+ * Report a refused request where the user will see it: in the extack
+ * when the caller has one, else in the kernel log.
+ */
+#define vnet_refuse(dev, extack, msg) do {				\
+	struct netlink_ext_ack __local = {};				\
+	struct netlink_ext_ack *__ack = (extack) ? : &__local;		\
+									\
+	NL_SET_ERR_MSG_MOD(__ack, msg);					\
+	if (__ack == &__local)						\
+		netdev_err(dev, "%s\n", __local._msg);			\
+} while (0)
+
+static void vnet_get_drvinfo(struct net_device *dev,
+			     struct ethtool_drvinfo *info)
+{
+	struct vnet *vi = netdev_priv(dev);
+
+	strscpy(info->driver, KBUILD_MODNAME, sizeof(info->driver));
+	strscpy(info->version, VNET_VERSION, sizeof(info->version));
+	strscpy(info->bus_info, virtio_bus_name(vi->vdev),
+		sizeof(info->bus_info));
+}
+
+static void vnet_get_channels(struct net_device *dev,
+			      struct ethtool_channels *ch)
+{
+	struct vnet *vi = netdev_priv(dev);
+
+	ch->max_combined = vi->max_pairs;
+	ch->combined_count = vi->curr_pairs;
+}
+
+static int vnet_set_channels(struct net_device *dev,
+			     struct ethtool_channels *ch)
+{
+	struct vnet *vi = netdev_priv(dev);
+	unsigned int pairs = ch->combined_count;
+
+	if (ch->rx_count || ch->tx_count || ch->other_count) {
+		vnet_refuse(dev, NULL,
+			    "only combined channels (queue pairs) can be set");
+		return -EINVAL;
+	}
+	if (pairs < 1 || pairs > vi->max_pairs) {
+		netdev_err(dev, "combined channels must be 1..%u, not %u\n",
+			   vi->max_pairs, pairs);
+		return -EINVAL;
+	}
+	if (pairs == vi->curr_pairs)
+		return 0;
+	return vnet_set_pairs(vi, pairs);
+}
+
+static void vnet_get_ringparam(VNET_RINGPARAM_ARGS)
+{
+	struct vnet *vi = netdev_priv(dev);
+
+	ring->rx_max_pending = vnet_vq_max_size(vi->qp[0].rq.vq);
+	ring->tx_max_pending = vnet_vq_max_size(vi->qp[0].sq.vq);
+	ring->rx_pending = virtqueue_get_vring_size(vi->qp[0].rq.vq);
+	ring->tx_pending = virtqueue_get_vring_size(vi->qp[0].sq.vq);
+}
+
+static void vnet_rx_recycle(struct virtqueue *vq, void *buf)
+{
+	vnet_rx_free_buf(&vnet_vq_to_qp(vq)->rq, buf);
+}
+
+static void vnet_tx_recycle(struct virtqueue *vq, void *buf)
+{
+	vnet_tx_free_buf(&vnet_vq_to_qp(vq)->sq, buf);
+}
+
+/*
+ * Resize both rings of one pair.  The pair is quiet meanwhile: its NAPI
+ * instances are off (so is the RX poll's TX reclaim), its TX queue is
+ * stopped and marked paused so that neither the stack nor an interrupt
+ * restarts it.
+ */
+static int vnet_resize_pair(struct vnet *vi, struct vnet_qp *qp,
+			    u32 rx, u32 tx)
+{
+	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, qp->index);
+	bool running = netif_running(vi->dev);
+	int err = 0, err2 = 0;
+
+	if (running) {
+		napi_disable(&qp->rq.napi);
+		if (qp->sq.use_napi)
+			napi_disable(&qp->sq.napi);
+	}
+	__netif_tx_lock_bh(txq);
+	vnet_tx_flush(&qp->sq);
+	qp->sq.paused = true;
+	netif_tx_stop_queue(txq);
+	__netif_tx_unlock_bh(txq);
+
+	if (rx != virtqueue_get_vring_size(qp->rq.vq)) {
+		err = vnet_vq_resize(qp->rq.vq, rx, vnet_rx_recycle);
+		vnet_rx_setup(vi, &qp->rq);
+	}
+	if (tx != virtqueue_get_vring_size(qp->sq.vq))
+		err2 = vnet_vq_resize(qp->sq.vq, tx, vnet_tx_recycle);
+
+	__netif_tx_lock_bh(txq);
+	qp->sq.paused = false;
+	netif_tx_wake_queue(txq);
+	__netif_tx_unlock_bh(txq);
+
+	if (running) {
+		if (qp->index < vi->curr_pairs && !vnet_rx_fill(&qp->rq, GFP_KERNEL))
+			vnet_rx_schedule_refill(vi);
+		vnet_napi_enable(&qp->rq.napi, qp->rq.vq);
+		if (qp->sq.use_napi)
+			vnet_napi_enable(&qp->sq.napi, qp->sq.vq);
+	}
+	return err ? err : err2;
+}
+
+static int vnet_set_ringparam(VNET_RINGPARAM_ARGS)
+{
+	struct netlink_ext_ack *ack = VNET_RINGPARAM_EXTACK;
+	struct vnet *vi = netdev_priv(dev);
+	unsigned int i;
+	int err;
+
+	if (ring->rx_mini_pending || ring->rx_jumbo_pending) {
+		vnet_refuse(dev, ack, "only rx and tx ring sizes can be set");
+		return -EINVAL;
+	}
+	if (ring->rx_pending == virtqueue_get_vring_size(vi->qp[0].rq.vq) &&
+	    ring->tx_pending == virtqueue_get_vring_size(vi->qp[0].sq.vq))
+		return 0;
+	if (!VNET_CAN_RESIZE) {
+		vnet_refuse(dev, ack,
+			    "ring resize needs kernel 6.0 or later (virtqueue_resize)");
+		return -EOPNOTSUPP;
+	}
+	if (!vnet_has(vi, VIRTIO_F_RING_RESET)) {
+		vnet_refuse(dev, ack,
+			    "the device cannot reset single queues (VIRTIO_F_RING_RESET), so rings cannot be resized");
+		return -EOPNOTSUPP;
+	}
+	if (ring->rx_pending > vnet_vq_max_size(vi->qp[0].rq.vq) ||
+	    ring->tx_pending > vnet_vq_max_size(vi->qp[0].sq.vq)) {
+		vnet_refuse(dev, ack, "ring size above the device's maximum");
+		return -EINVAL;
+	}
+	if (ring->rx_pending < VNET_RING_MIN || ring->tx_pending < VNET_RING_MIN) {
+		vnet_refuse(dev, ack, "ring sizes must be at least 32");
+		return -EINVAL;
+	}
+	if (!vnet_has(vi, VIRTIO_F_RING_PACKED) &&
+	    (!is_power_of_2(ring->rx_pending) ||
+	     !is_power_of_2(ring->tx_pending))) {
+		vnet_refuse(dev, ack, "ring sizes must be powers of two");
+		return -EINVAL;
+	}
+
+	for (i = 0; i < vi->max_pairs; i++) {
+		err = vnet_resize_pair(vi, &vi->qp[i], ring->rx_pending,
+				       ring->tx_pending);
+		if (err) {
+			netdev_err(dev, "resizing the rings of pair %u failed: %d\n",
+				   i, err);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int vnet_get_link_ksettings(struct net_device *dev,
+				   struct ethtool_link_ksettings *cmd)
+{
+	struct vnet *vi = netdev_priv(dev);
+
+	cmd->base.speed = vi->speed;
+	cmd->base.duplex = vi->duplex;
+	cmd->base.port = PORT_OTHER;
+	return 0;
+}
+
+/* Speed and duplex are only reported; a user may set what is reported. */
+static int vnet_set_link_ksettings(struct net_device *dev,
+				   const struct ethtool_link_ksettings *cmd)
+{
+	struct vnet *vi = netdev_priv(dev);
+
+	return ethtool_virtdev_set_link_ksettings(dev, cmd, &vi->speed,
+						  &vi->duplex);
+}
+
+static int vnet_get_sset_count(struct net_device *dev, int sset)
+{
+	return sset == ETH_SS_STATS ?
+	       vnet_stats_count(netdev_priv(dev)) : -EOPNOTSUPP;
+}
+
+static void vnet_get_strings(struct net_device *dev, u32 sset, u8 *data)
+{
+	if (sset == ETH_SS_STATS)
+		vnet_stats_strings(netdev_priv(dev), data);
+}
+
+static void vnet_get_ethtool_stats(struct net_device *dev,
+				   struct ethtool_stats *stats, u64 *data)
+{
+	vnet_stats_values(netdev_priv(dev), data);
+}
+
+const struct ethtool_ops vnet_ethtool_ops = {
+	.get_drvinfo		= vnet_get_drvinfo,
+	.get_link		= ethtool_op_get_link,
+	.get_ts_info		= ethtool_op_get_ts_info,
+	.get_channels		= vnet_get_channels,
+	.set_channels		= vnet_set_channels,
+	.get_ringparam		= vnet_get_ringparam,
+	.set_ringparam		= vnet_set_ringparam,
+	.get_link_ksettings	= vnet_get_link_ksettings,
+	.set_link_ksettings	= vnet_set_link_ksettings,
+	.get_sset_count		= vnet_get_sset_count,
+	.get_strings		= vnet_get_strings,
+	.get_ethtool_stats	= vnet_get_ethtool_stats,
+};

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * virtio-net-dkms: module entry, module options.
+ *
+ * Options keep the names and meanings of the in-tree virtio_net driver
+ * (napi_weight, csum, gso, napi_tx) so existing modprobe.d files keep
+ * working, plus our own.  A bad value never stops the module from
+ * loading: it is replaced by the default and a warning names both.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include "compat.h"
+#include "params.h"
+#include "vnet.h"
+
+struct vnet_options vnet_opts = {
+	.napi_weight = NAPI_POLL_WEIGHT,
+	.csum = true,
+	.gso = true,
+	.napi_tx = true,
+	.max_queue_pairs = 0,
+};
+
+struct vnet_bool_opt {
+	bool *val;
+	bool def;
+};
+
+struct vnet_int_opt {
+	int *val;
+	int def;
+	int min;
+	int max;
+};
+
+static int vnet_opt_set_bool(const char *val, const struct kernel_param *kp)
+{
+	const struct vnet_bool_opt *o = kp->arg;
+
+	if (vnet_parse_bool(val, o->val)) {
+		*o->val = o->def;
+		pr_warn("invalid value '%s' for option %s, using the default %c\n",
+			val ? val : "", kp->name, o->def ? 'Y' : 'N');
+	}
+	return 0;
+}
+
+static int vnet_opt_get_bool(char *buf, const struct kernel_param *kp)
+{
+	const struct vnet_bool_opt *o = kp->arg;
+
+	return scnprintf(buf, PAGE_SIZE, "%c\n", *o->val ? 'Y' : 'N');
+}
+
+static int vnet_opt_set_int(const char *val, const struct kernel_param *kp)
+{
+	const struct vnet_int_opt *o = kp->arg;
+
+	if (vnet_parse_int_range(val, o->min, o->max, o->val)) {
+		*o->val = o->def;
+		pr_warn("invalid value '%s' for option %s (allowed %d..%d), using the default %d\n",
+			val ? val : "", kp->name, o->min, o->max, o->def);
+	}
+	return 0;
+}
+
+static int vnet_opt_get_int(char *buf, const struct kernel_param *kp)
+{
+	const struct vnet_int_opt *o = kp->arg;
+
+	return scnprintf(buf, PAGE_SIZE, "%d\n", *o->val);
+}
+
+static const struct kernel_param_ops vnet_bool_ops = {
+	.set = vnet_opt_set_bool,
+	.get = vnet_opt_get_bool,
+};
+
+static const struct kernel_param_ops vnet_int_ops = {
+	.set = vnet_opt_set_int,
+	.get = vnet_opt_get_int,
+};
+
+static struct vnet_bool_opt vnet_opt_csum = {
+	.val = &vnet_opts.csum, .def = true,
+};
+module_param_cb(csum, &vnet_bool_ops, &vnet_opt_csum, 0444);
+MODULE_PARM_DESC(csum, "Offload transmit checksums to the device (default Y)");
+
+static struct vnet_bool_opt vnet_opt_gso = {
+	.val = &vnet_opts.gso, .def = true,
+};
+module_param_cb(gso, &vnet_bool_ops, &vnet_opt_gso, 0444);
+MODULE_PARM_DESC(gso, "Offload segmentation (TSO) to the device (default Y)");
+
+static struct vnet_bool_opt vnet_opt_napi_tx = {
+	.val = &vnet_opts.napi_tx, .def = true,
+};
+module_param_cb(napi_tx, &vnet_bool_ops, &vnet_opt_napi_tx, 0444);
+MODULE_PARM_DESC(napi_tx,
+		 "Reclaim transmitted buffers in NAPI on TX interrupts; N orphans skbs at transmit (default Y)");
+
+static struct vnet_int_opt vnet_opt_napi_weight = {
+	.val = &vnet_opts.napi_weight, .def = NAPI_POLL_WEIGHT,
+	.min = 1, .max = NAPI_POLL_WEIGHT,
+};
+module_param_cb(napi_weight, &vnet_int_ops, &vnet_opt_napi_weight, 0444);
+MODULE_PARM_DESC(napi_weight, "NAPI budget per poll, 1..64 (default 64)");
+
+static struct vnet_int_opt vnet_opt_max_queue_pairs = {
+	.val = &vnet_opts.max_queue_pairs, .def = 0,
+	.min = 0, .max = VIRTIO_NET_CTRL_MQ_VQ_PAIRS_MAX,
+};
+module_param_cb(max_queue_pairs, &vnet_int_ops, &vnet_opt_max_queue_pairs,
+		0444);
+MODULE_PARM_DESC(max_queue_pairs,
+		 "Cap on the queue pairs used at probe; 0 = one per online CPU up to the device's maximum (default 0)");
+
+static int __init vnet_init(void)
+{
+	return register_virtio_driver(&vnet_driver);
+}
+
+static void __exit vnet_exit(void)
+{
+	unregister_virtio_driver(&vnet_driver);
+}
+
+module_init(vnet_init);
+module_exit(vnet_exit);
+
+MODULE_DESCRIPTION("Virtio network driver with guest-side notification coalescing (virtio-net-dkms)");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(VNET_VERSION);

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Queue pairs: allocation, virtqueue discovery and teardown, enabling
+ * and disabling a pair, deferred refill, and the number of active pairs.
+ *
+ * Queue pair state (NAPI, timer, counters) lives from probe to remove;
+ * virtqueues are re-created across freeze/restore.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/netdevice.h>
+#include <linux/slab.h>
+#include "compat.h"
+#include "vnet.h"
+
+int vnet_qps_alloc(struct vnet *vi)
+{
+	unsigned int i;
+
+	vi->qp = kcalloc(vi->max_pairs, sizeof(*vi->qp), GFP_KERNEL);
+	if (!vi->qp)
+		return -ENOMEM;
+
+	for (i = 0; i < vi->max_pairs; i++) {
+		struct vnet_qp *qp = &vi->qp[i];
+
+		qp->vi = vi;
+		qp->index = i;
+		qp->rq.qp = qp;
+		qp->sq.qp = qp;
+		qp->sq.use_napi = vnet_opts.napi_tx;
+		atomic64_set(&qp->sq.timeouts, 0);
+		snprintf(qp->rq.name, sizeof(qp->rq.name), "input.%u", i);
+		snprintf(qp->sq.name, sizeof(qp->sq.name), "output.%u", i);
+		u64_stats_init(&qp->rq.stats.syncp);
+		u64_stats_init(&qp->rq.irq.syncp);
+		u64_stats_init(&qp->sq.stats.syncp);
+		u64_stats_init(&qp->sq.irq.syncp);
+		sg_init_table(qp->rq.sg, ARRAY_SIZE(qp->rq.sg));
+		sg_init_table(qp->sq.sg, ARRAY_SIZE(qp->sq.sg));
+		vnet_napi_add(vi->dev, &qp->rq.napi, vnet_poll_rx,
+			      vi->napi_weight);
+		if (qp->sq.use_napi)
+			vnet_napi_add_tx(vi->dev, &qp->sq.napi, vnet_poll_tx,
+					 vi->napi_weight);
+		vnet_qp_timer_init(&qp->timer, vnet_qp_timer_fired);
+	}
+	return 0;
+}
+
+void vnet_qps_free(struct vnet *vi)
+{
+	unsigned int i;
+
+	if (!vi->qp)
+		return;
+	for (i = 0; i < vi->max_pairs; i++) {
+		vnet_qp_timer_stop(&vi->qp[i].timer);
+		netif_napi_del(&vi->qp[i].rq.napi);
+		if (vi->qp[i].sq.use_napi)
+			netif_napi_del(&vi->qp[i].sq.napi);
+	}
+	/* NAPI instances may still be referenced until a grace period ends. */
+	synchronize_net();
+	kfree(vi->qp);
+	vi->qp = NULL;
+}
+
+/* Find all virtqueues: receiveq N = 2N, transmitq N = 2N + 1, control. */
+int vnet_vqs_init(struct vnet *vi)
+{
+	unsigned int n = 2 * vi->max_pairs + (vi->has_cvq ? 1 : 0);
+	vq_callback_t **callbacks;
+	struct virtqueue **vqs;
+	const char **names;
+	bool *ctx;
+	unsigned int i;
+	int err = -ENOMEM;
+
+	vqs = kcalloc(n, sizeof(*vqs), GFP_KERNEL);
+	callbacks = kcalloc(n, sizeof(*callbacks), GFP_KERNEL);
+	names = kcalloc(n, sizeof(*names), GFP_KERNEL);
+	ctx = kcalloc(n, sizeof(*ctx), GFP_KERNEL);
+	if (!vqs || !callbacks || !names || !ctx)
+		goto out;
+
+	for (i = 0; i < vi->max_pairs; i++) {
+		callbacks[2 * i] = vnet_rx_done;
+		callbacks[2 * i + 1] = vnet_tx_done;
+		names[2 * i] = vi->qp[i].rq.name;
+		names[2 * i + 1] = vi->qp[i].sq.name;
+		/*
+		 * Small and mergeable buffers carry their size as context.
+		 * Big-packet chains do not, which leaves the ring free to use
+		 * indirect descriptors for them.
+		 */
+		ctx[2 * i] = vi->rx_mode != VNET_RX_BIG;
+	}
+	if (vi->has_cvq)
+		names[n - 1] = "control";
+
+	err = vnet_find_vqs(vi->vdev, n, vqs, callbacks, names, ctx);
+	if (err)
+		goto out;
+
+	for (i = 0; i < vi->max_pairs; i++) {
+		vi->qp[i].rq.vq = vqs[2 * i];
+		vi->qp[i].sq.vq = vqs[2 * i + 1];
+		vnet_rx_setup(vi, &vi->qp[i].rq);
+	}
+	vi->cvq = vi->has_cvq ? vqs[n - 1] : NULL;
+out:
+	kfree(ctx);
+	kfree(names);
+	kfree(callbacks);
+	kfree(vqs);
+	return err;
+}
+
+/* Reset the device and release every buffer and virtqueue. */
+void vnet_vqs_teardown(struct vnet *vi)
+{
+	unsigned int i;
+	void *buf;
+
+	vnet_reset_device(vi->vdev);
+	for (i = 0; i < vi->max_pairs; i++) {
+		struct vnet_qp *qp = &vi->qp[i];
+
+		while ((buf = virtqueue_detach_unused_buf(qp->sq.vq)))
+			vnet_tx_free_buf(&qp->sq, buf);
+		while ((buf = virtqueue_detach_unused_buf(qp->rq.vq)))
+			vnet_rx_free_buf(&qp->rq, buf);
+		vnet_rx_free_pages(&qp->rq);
+		vnet_kick_done(&qp->sq.kick);
+	}
+	vi->vdev->config->del_vqs(vi->vdev);
+	vi->cvq = NULL;
+}
+
+void vnet_qp_enable(struct vnet *vi, unsigned int i)
+{
+	struct vnet_qp *qp = &vi->qp[i];
+
+	vnet_qp_timer_start(&qp->timer);
+	vnet_napi_enable(&qp->rq.napi, qp->rq.vq);
+	vnet_queue_set_napi(vi->dev, i, true, &qp->rq.napi);
+	if (qp->sq.use_napi) {
+		vnet_napi_enable(&qp->sq.napi, qp->sq.vq);
+		vnet_queue_set_napi(vi->dev, i, false, &qp->sq.napi);
+	}
+}
+
+void vnet_qp_disable(struct vnet *vi, unsigned int i)
+{
+	struct vnet_qp *qp = &vi->qp[i];
+
+	vnet_qp_timer_stop(&qp->timer);
+	if (qp->sq.use_napi) {
+		vnet_queue_set_napi(vi->dev, i, false, NULL);
+		napi_disable(&qp->sq.napi);
+	}
+	vnet_queue_set_napi(vi->dev, i, true, NULL);
+	napi_disable(&qp->rq.napi);
+}
+
+void vnet_refill_enable(struct vnet *vi)
+{
+	spin_lock_bh(&vi->work_lock);
+	vi->refill_enabled = true;
+	spin_unlock_bh(&vi->work_lock);
+}
+
+void vnet_refill_disable(struct vnet *vi)
+{
+	spin_lock_bh(&vi->work_lock);
+	vi->refill_enabled = false;
+	spin_unlock_bh(&vi->work_lock);
+	cancel_delayed_work_sync(&vi->refill);
+}
+
+void vnet_rx_schedule_refill(struct vnet *vi)
+{
+	spin_lock_bh(&vi->work_lock);
+	if (vi->refill_enabled)
+		schedule_delayed_work(&vi->refill, 0);
+	spin_unlock_bh(&vi->work_lock);
+}
+
+/*
+ * Refill from process context, where allocations may sleep.  Scheduled
+ * when a ring could not be refilled in NAPI; retried until it succeeds,
+ * so a ring never stays empty because memory was short once.
+ */
+void vnet_refill_work(struct work_struct *work)
+{
+	struct vnet *vi = container_of(work, struct vnet, refill.work);
+	unsigned int i;
+	bool ok;
+
+	for (i = 0; i < READ_ONCE(vi->curr_pairs); i++) {
+		struct vnet_rq *rq = &vi->qp[i].rq;
+
+		napi_disable(&rq->napi);
+		ok = vnet_rx_fill(rq, GFP_KERNEL);
+		vnet_napi_enable(&rq->napi, rq->vq);
+
+		if (!ok) {
+			spin_lock_bh(&vi->work_lock);
+			if (vi->refill_enabled)
+				schedule_delayed_work(&vi->refill, HZ / 2);
+			spin_unlock_bh(&vi->work_lock);
+		}
+	}
+}
+
+/* Change the number of active queue pairs.  Caller holds RTNL. */
+int vnet_set_pairs(struct vnet *vi, u16 pairs)
+{
+	u16 old = vi->curr_pairs;
+	int err;
+
+	ASSERT_RTNL();
+	err = vnet_ctrl_set_pairs(vi, pairs);
+	if (err)
+		return err;
+	WRITE_ONCE(vi->curr_pairs, pairs);
+	netif_set_real_num_tx_queues(vi->dev, pairs);
+	netif_set_real_num_rx_queues(vi->dev, pairs);
+	if (pairs > old && netif_running(vi->dev))
+		vnet_rx_schedule_refill(vi);
+	return 0;
+}

@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Receive path: posting buffers, turning used buffers into skbs.
+ *
+ * Three buffer layouts, chosen at probe (see device.c):
+ *  - small: one frag-cache chunk per frame with room for skb_shared_info,
+ *    wrapped by build_skb() without copying;
+ *  - mergeable: chunks sized from the average frame length; a frame may
+ *    span several, the header says how many (num_buffers);
+ *  - big: a chain of whole pages per frame (header in the first page),
+ *    for devices that send large frames but cannot merge buffers.
+ * Everything the device reports (used length, buffer count, header) is
+ * validated before use; a bad frame is dropped and counted by reason.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/etherdevice.h>
+#include <linux/skbuff.h>
+#include <linux/mm.h>
+#include "compat.h"
+#include "vnet.h"
+
+#define VNET_RX_PAD	(NET_IP_ALIGN + NET_SKB_PAD)
+
+static void vnet_rq_stat_inc(struct vnet_rq *rq, u64_stats_t *ctr)
+{
+	u64_stats_update_begin(&rq->stats.syncp);
+	u64_stats_inc(ctr);
+	u64_stats_update_end(&rq->stats.syncp);
+}
+
+static unsigned int vnet_small_truesize(const struct vnet *vi)
+{
+	return SKB_DATA_ALIGN(VNET_RX_PAD + vi->hdr_len + VNET_GOOD_FRAME_LEN) +
+	       SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+}
+
+/* --- big-packet page chains, linked through page->private --- */
+
+static struct page *vnet_chain_next(struct page *p)
+{
+	return (struct page *)page_private(p);
+}
+
+static void vnet_give_pages(struct vnet_rq *rq, struct page *chain)
+{
+	struct page *end = chain;
+
+	while (vnet_chain_next(end))
+		end = vnet_chain_next(end);
+	set_page_private(end, (unsigned long)rq->spare_pages);
+	rq->spare_pages = chain;
+}
+
+static struct page *vnet_take_page(struct vnet_rq *rq, gfp_t gfp)
+{
+	struct page *p = rq->spare_pages;
+
+	if (p) {
+		rq->spare_pages = vnet_chain_next(p);
+		set_page_private(p, 0);
+		return p;
+	}
+	return alloc_page(gfp);
+}
+
+/* --- posting buffers --- */
+
+static int vnet_add_small(struct vnet_rq *rq, gfp_t gfp)
+{
+	struct vnet *vi = rq->qp->vi;
+	unsigned int truesize = vnet_small_truesize(vi);
+	struct page_frag *frag = &rq->frag;
+	char *buf;
+	int err;
+
+	if (unlikely(!skb_page_frag_refill(truesize, frag, gfp)))
+		return -ENOMEM;
+	buf = (char *)page_address(frag->page) + frag->offset;
+	get_page(frag->page);
+	frag->offset += truesize;
+
+	sg_init_one(rq->sg, buf + VNET_RX_PAD, vi->hdr_len + VNET_GOOD_FRAME_LEN);
+	err = virtqueue_add_inbuf_ctx(rq->vq, rq->sg, 1, buf,
+				      vnet_rx_ctx(truesize, 0), gfp);
+	if (err < 0)
+		put_page(virt_to_head_page(buf));
+	return err;
+}
+
+static int vnet_add_mergeable(struct vnet_rq *rq, gfp_t gfp)
+{
+	struct vnet *vi = rq->qp->vi;
+	struct page_frag *frag = &rq->frag;
+	unsigned int len, hole;
+	char *buf;
+	int err;
+
+	len = vnet_mrg_buf_len(ewma_vnet_pkt_len_read(&rq->avg_len),
+			       rq->mrg_min_len, vi->hdr_len, PAGE_SIZE,
+			       L1_CACHE_BYTES);
+	if (unlikely(!skb_page_frag_refill(len, frag, gfp)))
+		return -ENOMEM;
+	buf = (char *)page_address(frag->page) + frag->offset;
+	get_page(frag->page);
+	frag->offset += len;
+	/* A tail too short for another buffer goes to this one. */
+	hole = frag->size - frag->offset;
+	if (hole < len) {
+		len += hole;
+		frag->offset += hole;
+	}
+
+	sg_init_one(rq->sg, buf, len);
+	err = virtqueue_add_inbuf_ctx(rq->vq, rq->sg, 1, buf,
+				      vnet_rx_ctx(len, 0), gfp);
+	if (err < 0)
+		put_page(virt_to_head_page(buf));
+	return err;
+}
+
+static int vnet_add_big(struct vnet_rq *rq, gfp_t gfp)
+{
+	struct vnet *vi = rq->qp->vi;
+	unsigned int n = vi->big_pages, i;
+	struct page *first = NULL, *p;
+	char *base;
+	int err;
+
+	/* sg[0] is the header, sg[1..n] the data: built back to front. */
+	sg_init_table(rq->sg, n + 1);
+	for (i = n; i > 0; i--) {
+		p = vnet_take_page(rq, gfp);
+		if (!p) {
+			if (first)
+				vnet_give_pages(rq, first);
+			return -ENOMEM;
+		}
+		set_page_private(p, (unsigned long)first);
+		first = p;
+		if (i > 1)
+			sg_set_buf(&rq->sg[i], page_address(p), PAGE_SIZE);
+	}
+	base = page_address(first);
+	sg_set_buf(&rq->sg[0], base, vi->hdr_len);
+	sg_set_buf(&rq->sg[1], base + VNET_BIG_HDR_PAD,
+		   PAGE_SIZE - VNET_BIG_HDR_PAD);
+
+	err = virtqueue_add_inbuf(rq->vq, rq->sg, n + 1, first, gfp);
+	if (err < 0)
+		vnet_give_pages(rq, first);
+	return err;
+}
+
+/*
+ * Fill the ring.  Returns false only when memory ran out (the caller then
+ * retries later from process context); a full ring is success.
+ */
+bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp)
+{
+	struct vnet *vi = rq->qp->vi;
+	bool oom = false;
+	int err;
+
+	while (rq->vq->num_free) {
+		switch (vi->rx_mode) {
+		case VNET_RX_MERGEABLE:
+			err = vnet_add_mergeable(rq, gfp);
+			break;
+		case VNET_RX_BIG:
+			err = vnet_add_big(rq, gfp);
+			break;
+		default:
+			err = vnet_add_small(rq, gfp);
+			break;
+		}
+		if (err) {
+			oom = err == -ENOMEM;
+			break;
+		}
+	}
+
+	u64_stats_update_begin(&rq->stats.syncp);
+	if (oom)
+		u64_stats_inc(&rq->stats.refill_nomem);
+	if (virtqueue_kick_prepare(rq->vq) && virtqueue_notify(rq->vq))
+		u64_stats_inc(&rq->stats.kicks);
+	u64_stats_update_end(&rq->stats.syncp);
+	return !oom;
+}
+
+/* --- receiving --- */
+
+static void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
+			unsigned int val)
+{
+	vnet_rq_stat_inc(rq, ctr);
+	net_warn_ratelimited("%s: %s: dropped a frame with %s (%u)\n",
+			     rq->qp->vi->dev->name, rq->name, why, val);
+}
+
+/* Give back @n further buffers of a frame that is being dropped. */
+static void vnet_rx_drain(struct vnet_rq *rq, unsigned int n)
+{
+	unsigned int len;
+	void *buf;
+
+	while (n--) {
+		buf = virtqueue_get_buf(rq->vq, &len);
+		if (!buf)
+			break;
+		put_page(virt_to_head_page(buf));
+	}
+}
+
+/*
+ * Attach @len bytes at @page + @off to the frame.  Adjacent chunks of the
+ * same page merge into one fragment; when a skb's fragment slots are full
+ * the frame continues in skbs chained on the head's frag_list.
+ */
+static bool vnet_rx_append(struct sk_buff *head, struct sk_buff **curr,
+			   struct page *page, unsigned int off,
+			   unsigned int len, unsigned int truesize)
+{
+	struct sk_buff *skb = *curr;
+	int nr = skb_shinfo(skb)->nr_frags;
+
+	if (skb_can_coalesce(skb, nr, page, off)) {
+		put_page(page);
+		skb_coalesce_rx_frag(skb, nr - 1, len, truesize);
+	} else {
+		if (nr == MAX_SKB_FRAGS) {
+			struct sk_buff *nskb = alloc_skb(0, GFP_ATOMIC);
+
+			if (unlikely(!nskb))
+				return false;
+			if (skb == head)
+				skb_shinfo(head)->frag_list = nskb;
+			else
+				skb->next = nskb;
+			head->truesize += nskb->truesize;
+			*curr = skb = nskb;
+			nr = 0;
+		}
+		skb_add_rx_frag(skb, nr, page, off, len, truesize);
+	}
+	if (skb != head) {
+		head->data_len += len;
+		head->len += len;
+		head->truesize += truesize;
+	}
+	return true;
+}
+
+static struct sk_buff *vnet_rx_small(struct vnet_rq *rq, void *buf, void *ctx,
+				     unsigned int len,
+				     struct virtio_net_hdr_mrg_rxbuf *hdr)
+{
+	struct vnet *vi = rq->qp->vi;
+	unsigned int truesize = vnet_rx_ctx_truesize(ctx);
+	struct sk_buff *skb;
+
+	if (vnet_rx_check_first(len, vi->hdr_len,
+				vi->hdr_len + VNET_GOOD_FRAME_LEN)) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
+		goto drop;
+	}
+	memcpy(hdr, buf + VNET_RX_PAD, vi->hdr_len);
+
+	skb = build_skb(buf, truesize);
+	if (unlikely(!skb)) {
+		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
+		goto drop;
+	}
+	skb_reserve(skb, VNET_RX_PAD + vi->hdr_len);
+	skb_put(skb, len - vi->hdr_len);
+	return skb;
+drop:
+	put_page(virt_to_head_page(buf));
+	return NULL;
+}
+
+static struct sk_buff *vnet_rx_big(struct vnet_rq *rq, struct page *first,
+				   unsigned int len,
+				   struct virtio_net_hdr_mrg_rxbuf *hdr)
+{
+	struct vnet *vi = rq->qp->vi;
+	unsigned int cap = vi->hdr_len + vnet_big_capacity(vi->big_pages,
+							   PAGE_SIZE);
+	unsigned int off, copy, n;
+	struct sk_buff *skb;
+	struct page *p, *next;
+	char *data;
+
+	if (vnet_rx_check_first(len, vi->hdr_len, cap)) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
+		goto drop;
+	}
+	memcpy(hdr, page_address(first), vi->hdr_len);
+	len -= vi->hdr_len;
+
+	skb = napi_alloc_skb(&rq->napi, VNET_COPY_LEN);
+	if (unlikely(!skb)) {
+		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
+		goto drop;
+	}
+	data = (char *)page_address(first) + VNET_BIG_HDR_PAD;
+	copy = len <= VNET_COPY_LEN ? len : ETH_HLEN;
+	skb_put_data(skb, data, copy);
+	len -= copy;
+	off = VNET_BIG_HDR_PAD + copy;
+
+	p = first;
+	while (len) {
+		n = min_t(unsigned int, PAGE_SIZE - off, len);
+		next = vnet_chain_next(p);
+		set_page_private(p, 0);
+		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, p, off, n,
+				PAGE_SIZE);
+		len -= n;
+		off = 0;
+		p = next;
+	}
+	if (p)
+		vnet_give_pages(rq, p);
+	return skb;
+drop:
+	vnet_give_pages(rq, first);
+	return NULL;
+}
+
+static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
+					 void *ctx, unsigned int len,
+					 struct virtio_net_hdr_mrg_rxbuf *hdr)
+{
+	struct vnet *vi = rq->qp->vi;
+	unsigned int truesize = vnet_rx_ctx_truesize(ctx);
+	unsigned int ring = virtqueue_get_vring_size(rq->vq);
+	struct page *page = virt_to_head_page(buf);
+	unsigned int left, copy, dlen;
+	struct sk_buff *skb, *curr;
+	char *data;
+
+	if (len < vi->hdr_len) {
+		/* Not even a header: num_buffers is unknown, drop just this. */
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
+		put_page(page);
+		return NULL;
+	}
+	memcpy(hdr, buf, vi->hdr_len);
+	left = virtio16_to_cpu(vi->vdev, hdr->num_buffers);
+	if (vnet_rx_check_num_buffers(left, ring)) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad num_buffers",
+			    left);
+		put_page(page);
+		return NULL;
+	}
+	left--;
+	if (vnet_rx_check_first(len, vi->hdr_len, truesize)) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
+		put_page(page);
+		vnet_rx_drain(rq, left);
+		return NULL;
+	}
+
+	skb = napi_alloc_skb(&rq->napi, VNET_COPY_LEN);
+	if (unlikely(!skb)) {
+		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
+		put_page(page);
+		vnet_rx_drain(rq, left);
+		return NULL;
+	}
+	data = (char *)buf + vi->hdr_len;
+	dlen = len - vi->hdr_len;
+	copy = dlen <= VNET_COPY_LEN ? dlen : ETH_HLEN;
+	skb_put_data(skb, data, copy);
+	if (dlen > copy)
+		skb_add_rx_frag(skb, 0, page,
+				data + copy - (char *)page_address(page),
+				dlen - copy, truesize);
+	else
+		put_page(page);
+
+	curr = skb;
+	while (left) {
+		left--;
+		buf = virtqueue_get_buf_ctx(rq->vq, &len, &ctx);
+		if (unlikely(!buf)) {
+			vnet_rx_bad(rq, &rq->stats.drop_bad_hdr,
+				    "missing buffers", left + 1);
+			goto drop;
+		}
+		page = virt_to_head_page(buf);
+		truesize = vnet_rx_ctx_truesize(ctx);
+		if (vnet_rx_check_more(len, truesize)) {
+			vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length",
+				    len);
+			put_page(page);
+			vnet_rx_drain(rq, left);
+			goto drop;
+		}
+		if (!len) {
+			put_page(page);
+			continue;
+		}
+		if (!vnet_rx_append(skb, &curr, page,
+				    (char *)buf - (char *)page_address(page),
+				    len, truesize)) {
+			vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
+			put_page(page);
+			vnet_rx_drain(rq, left);
+			goto drop;
+		}
+	}
+	ewma_vnet_pkt_len_add(&rq->avg_len, skb->len);
+	return skb;
+drop:
+	dev_kfree_skb(skb);
+	return NULL;
+}
+
+/* Turn one used buffer (and those it announces) into a delivered frame. */
+static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
+			unsigned int len, u64 *bytes)
+{
+	struct vnet *vi = rq->qp->vi;
+	struct virtio_net_hdr_mrg_rxbuf hdr;
+	struct sk_buff *skb;
+
+	switch (vi->rx_mode) {
+	case VNET_RX_MERGEABLE:
+		skb = vnet_rx_mergeable(rq, buf, ctx, len, &hdr);
+		break;
+	case VNET_RX_BIG:
+		skb = vnet_rx_big(rq, buf, len, &hdr);
+		break;
+	default:
+		skb = vnet_rx_small(rq, buf, ctx, len, &hdr);
+		break;
+	}
+	if (unlikely(!skb))
+		return;
+
+	if (hdr.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID)
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+	if (virtio_net_hdr_to_skb(skb, &hdr.hdr, vi->little_endian)) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad gso/csum header",
+			    hdr.hdr.gso_type);
+		dev_kfree_skb(skb);
+		return;
+	}
+
+	*bytes += skb->len;
+	skb_record_rx_queue(skb, rq->qp->index);
+	skb->protocol = eth_type_trans(skb, vi->dev);
+	napi_gro_receive(&rq->napi, skb);
+}
+
+/* Receive up to @budget frames; refill the ring once half of it is free. */
+int vnet_rx_receive(struct vnet_rq *rq, int budget)
+{
+	u64 bytes = 0, dropped_before, dropped;
+	unsigned int len, ring;
+	int received = 0;
+	void *buf, *ctx;
+
+	dropped_before = u64_stats_read(&rq->stats.drop_bad_len) +
+			 u64_stats_read(&rq->stats.drop_bad_hdr) +
+			 u64_stats_read(&rq->stats.drop_nomem);
+
+	while (received < budget) {
+		buf = virtqueue_get_buf_ctx(rq->vq, &len, &ctx);
+		if (!buf)
+			break;
+		vnet_rx_one(rq, buf, ctx, len, &bytes);
+		received++;
+	}
+
+	ring = virtqueue_get_vring_size(rq->vq);
+	if (rq->vq->num_free > min_t(unsigned int, budget, ring) / 2 &&
+	    !vnet_rx_fill(rq, GFP_ATOMIC))
+		vnet_rx_schedule_refill(rq->qp->vi);
+
+	dropped = u64_stats_read(&rq->stats.drop_bad_len) +
+		  u64_stats_read(&rq->stats.drop_bad_hdr) +
+		  u64_stats_read(&rq->stats.drop_nomem) - dropped_before;
+
+	u64_stats_update_begin(&rq->stats.syncp);
+	u64_stats_add(&rq->stats.packets, received - dropped);
+	u64_stats_add(&rq->stats.bytes, bytes);
+	u64_stats_add(&rq->stats.drops, dropped);
+	u64_stats_update_end(&rq->stats.syncp);
+	return received;
+}
+
+/* Release a buffer the device never used (teardown, resize). */
+void vnet_rx_free_buf(struct vnet_rq *rq, void *buf)
+{
+	if (rq->qp->vi->rx_mode == VNET_RX_BIG)
+		vnet_give_pages(rq, buf);
+	else
+		put_page(virt_to_head_page(buf));
+}
+
+/* Release the page cache and spare pages of a queue. */
+void vnet_rx_free_pages(struct vnet_rq *rq)
+{
+	struct page *p;
+
+	while ((p = rq->spare_pages)) {
+		rq->spare_pages = vnet_chain_next(p);
+		set_page_private(p, 0);
+		__free_page(p);
+	}
+	if (rq->frag.page) {
+		put_page(rq->frag.page);
+		rq->frag.page = NULL;
+	}
+}
+
+/* Per-queue receive state that depends on the ring size. */
+void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq)
+{
+	unsigned int frame = vnet_max_rx_frame(vi->guest_gso,
+					       vi->dev->max_mtu);
+
+	ewma_vnet_pkt_len_init(&rq->avg_len);
+	rq->mrg_min_len = vnet_mrg_min_len(vi->hdr_len, frame,
+					   virtqueue_get_vring_size(rq->vq));
+}

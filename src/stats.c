@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Per-queue counters: names for ethtool -S, totals for ndo_get_stats64,
+ * and the core's per-queue statistics interface where the kernel has it.
+ *
+ * The first names of each queue match the in-tree driver of the same
+ * kernel ("rx_queue_0_packets" style before 6.10, "rx0_packets" after),
+ * so existing monitoring keeps working; ours follow in the same style.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ethtool.h>
+#include <linux/netdevice.h>
+#include "compat.h"
+#include "vnet.h"
+#ifdef VNET_HAVE_NETDEV_STAT_OPS
+#include <net/netdev_queues.h>
+#endif
+
+/* Where a counter lives: the queue's main group, its interrupt group. */
+enum vnet_stat_src {
+	VNET_SRC_MAIN,
+	VNET_SRC_IRQ,
+	VNET_SRC_TIMEOUTS,
+};
+
+struct vnet_stat_desc {
+	const char *name;
+	enum vnet_stat_src src;
+	size_t offset;
+};
+
+#define VNET_RQ_STAT(n, f) \
+	{ n, VNET_SRC_MAIN, offsetof(struct vnet_rq_stats, f) }
+#define VNET_SQ_STAT(n, f) \
+	{ n, VNET_SRC_MAIN, offsetof(struct vnet_sq_stats, f) }
+#define VNET_IRQ_STAT(n) \
+	{ n, VNET_SRC_IRQ, offsetof(struct vnet_irq_stats, interrupts) }
+
+/*
+ * Up to 6.9 the in-tree driver names every counter per queue:
+ * "rx_queue_0_packets" ... "tx_queue_0_tx_timeouts".  From 6.10 it lists
+ * device totals first ("rx_drops" ... "tx_tx_timeouts"), then per queue
+ * "rx0_drops" ..., and reports packets and bytes through the per-queue
+ * statistics interface instead.  Each table starts with the in-tree
+ * names of this kernel, in the in-tree order; with the new names its
+ * first VNET_*_TOTALS entries are also summed into the totals.  Our own
+ * counters follow.
+ */
+#if VNET_STATS_NEW_NAMES
+#define VNET_RX_FMT		"rx%u_%s"
+#define VNET_TX_FMT		"tx%u_%s"
+#define VNET_RQ_TOTALS		6
+#define VNET_SQ_TOTALS		4
+#else
+#define VNET_RX_FMT		"rx_queue_%u_%s"
+#define VNET_TX_FMT		"tx_queue_%u_%s"
+#define VNET_RQ_TOTALS		0
+#define VNET_SQ_TOTALS		0
+#endif
+
+static const struct vnet_stat_desc vnet_rq_descs[] = {
+#if !VNET_STATS_NEW_NAMES
+	VNET_RQ_STAT("packets", packets),
+	VNET_RQ_STAT("bytes", bytes),
+#endif
+	VNET_RQ_STAT("drops", drops),
+	VNET_RQ_STAT("xdp_packets", xdp_packets),
+	VNET_RQ_STAT("xdp_tx", xdp_tx),
+	VNET_RQ_STAT("xdp_redirects", xdp_redirects),
+	VNET_RQ_STAT("xdp_drops", xdp_drops),
+	VNET_RQ_STAT("kicks", kicks),
+	/* Ours. */
+#if VNET_STATS_NEW_NAMES
+	VNET_RQ_STAT("packets", packets),
+	VNET_RQ_STAT("bytes", bytes),
+#endif
+	VNET_IRQ_STAT("interrupts"),
+	VNET_RQ_STAT("napi_polls", napi_polls),
+	VNET_RQ_STAT("irq_rearms", rearms),
+	VNET_RQ_STAT("drops_bad_length", drop_bad_len),
+	VNET_RQ_STAT("drops_bad_header", drop_bad_hdr),
+	VNET_RQ_STAT("drops_no_memory", drop_nomem),
+	VNET_RQ_STAT("refill_no_memory", refill_nomem),
+};
+
+static const struct vnet_stat_desc vnet_sq_descs[] = {
+#if !VNET_STATS_NEW_NAMES
+	VNET_SQ_STAT("packets", packets),
+	VNET_SQ_STAT("bytes", bytes),
+#endif
+	VNET_SQ_STAT("xdp_tx", xdp_tx),
+	VNET_SQ_STAT("xdp_tx_drops", xdp_tx_drops),
+	VNET_SQ_STAT("kicks", kicks),
+	{ "tx_timeouts", VNET_SRC_TIMEOUTS, 0 },
+	/* Ours. */
+#if VNET_STATS_NEW_NAMES
+	VNET_SQ_STAT("packets", packets),
+	VNET_SQ_STAT("bytes", bytes),
+#endif
+	VNET_SQ_STAT("kicks_suppressed", kicks_suppressed),
+	VNET_IRQ_STAT("interrupts"),
+	VNET_SQ_STAT("napi_polls", napi_polls),
+	VNET_SQ_STAT("drops", drops),
+	VNET_SQ_STAT("queue_stops", stops),
+	VNET_SQ_STAT("queue_wakes", wakes),
+};
+
+unsigned int vnet_stats_count(const struct vnet *vi)
+{
+	return VNET_RQ_TOTALS + VNET_SQ_TOTALS + vi->curr_pairs *
+	       (ARRAY_SIZE(vnet_rq_descs) + ARRAY_SIZE(vnet_sq_descs));
+}
+
+static void vnet_put_names(u8 **p, const char *fmt, unsigned int q,
+			   const struct vnet_stat_desc *d, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(*p, ETH_GSTRING_LEN, fmt, q, d[i].name);
+		*p += ETH_GSTRING_LEN;
+	}
+}
+
+static void vnet_put_totals(u8 **p, const char *dir,
+			    const struct vnet_stat_desc *d, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(*p, ETH_GSTRING_LEN, "%s_%s", dir, d[i].name);
+		*p += ETH_GSTRING_LEN;
+	}
+}
+
+void vnet_stats_strings(const struct vnet *vi, u8 *p)
+{
+	unsigned int q;
+
+	vnet_put_totals(&p, "rx", vnet_rq_descs, VNET_RQ_TOTALS);
+	vnet_put_totals(&p, "tx", vnet_sq_descs, VNET_SQ_TOTALS);
+	for (q = 0; q < vi->curr_pairs; q++)
+		vnet_put_names(&p, VNET_RX_FMT, q, vnet_rq_descs,
+			       ARRAY_SIZE(vnet_rq_descs));
+	for (q = 0; q < vi->curr_pairs; q++)
+		vnet_put_names(&p, VNET_TX_FMT, q, vnet_sq_descs,
+			       ARRAY_SIZE(vnet_sq_descs));
+}
+
+static u64 vnet_read_ctr(const struct u64_stats_sync *syncp,
+			 const void *base, size_t offset)
+{
+	const u64_stats_t *ctr = base + offset;
+	unsigned int start;
+	u64 v;
+
+	do {
+		start = u64_stats_fetch_begin(syncp);
+		v = u64_stats_read(ctr);
+	} while (u64_stats_fetch_retry(syncp, start));
+	return v;
+}
+
+static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
+			    const struct u64_stats_sync *syncp,
+			    const void *main, const struct vnet_irq_stats *irq,
+			    const atomic64_t *timeouts, u64 *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		switch (d[i].src) {
+		case VNET_SRC_MAIN:
+			out[i] = vnet_read_ctr(syncp, main, d[i].offset);
+			break;
+		case VNET_SRC_IRQ:
+			out[i] = vnet_read_ctr(&irq->syncp, irq, d[i].offset);
+			break;
+		case VNET_SRC_TIMEOUTS:
+			out[i] = timeouts ? atomic64_read(timeouts) : 0;
+			break;
+		}
+	}
+}
+
+void vnet_stats_values(const struct vnet *vi, u64 *data)
+{
+	unsigned int q, n_rq = ARRAY_SIZE(vnet_rq_descs);
+	unsigned int n_sq = ARRAY_SIZE(vnet_sq_descs);
+	u64 *totals = data, *per_queue;
+	unsigned int i;
+
+	data += VNET_RQ_TOTALS + VNET_SQ_TOTALS;
+	per_queue = data;
+	for (q = 0; q < vi->curr_pairs; q++) {
+		const struct vnet_rq *rq = &vi->qp[q].rq;
+
+		vnet_read_descs(vnet_rq_descs, n_rq, &rq->stats.syncp,
+				&rq->stats, &rq->irq, NULL, data);
+		data += n_rq;
+	}
+	for (q = 0; q < vi->curr_pairs; q++) {
+		const struct vnet_sq *sq = &vi->qp[q].sq;
+
+		vnet_read_descs(vnet_sq_descs, n_sq, &sq->stats.syncp,
+				&sq->stats, &sq->irq, &sq->timeouts, data);
+		data += n_sq;
+	}
+
+	/* Totals over the active pairs, from the per-queue values. */
+	for (i = 0; i < VNET_RQ_TOTALS + VNET_SQ_TOTALS; i++)
+		totals[i] = 0;
+	for (q = 0; q < vi->curr_pairs; q++) {
+		for (i = 0; i < VNET_RQ_TOTALS; i++)
+			totals[i] += per_queue[q * n_rq + i];
+		for (i = 0; i < VNET_SQ_TOTALS; i++)
+			totals[VNET_RQ_TOTALS + i] +=
+				per_queue[vi->curr_pairs * n_rq + q * n_sq + i];
+	}
+}
+
+struct vnet_rx_sums {
+	u64 packets, bytes, drops, bad_len, bad_hdr, nomem;
+};
+
+struct vnet_tx_sums {
+	u64 packets, bytes, drops, stops, wakes;
+};
+
+static void vnet_rx_sum(const struct vnet_rq *rq, struct vnet_rx_sums *s)
+{
+	const struct vnet_rq_stats *st = &rq->stats;
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&st->syncp);
+		s->packets = u64_stats_read(&st->packets);
+		s->bytes = u64_stats_read(&st->bytes);
+		s->drops = u64_stats_read(&st->drops);
+		s->bad_len = u64_stats_read(&st->drop_bad_len);
+		s->bad_hdr = u64_stats_read(&st->drop_bad_hdr);
+		s->nomem = u64_stats_read(&st->drop_nomem) +
+			   u64_stats_read(&st->refill_nomem);
+	} while (u64_stats_fetch_retry(&st->syncp, start));
+}
+
+static void vnet_tx_sum(const struct vnet_sq *sq, struct vnet_tx_sums *s)
+{
+	const struct vnet_sq_stats *st = &sq->stats;
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&st->syncp);
+		s->packets = u64_stats_read(&st->packets);
+		s->bytes = u64_stats_read(&st->bytes);
+		s->drops = u64_stats_read(&st->drops);
+		s->stops = u64_stats_read(&st->stops);
+		s->wakes = u64_stats_read(&st->wakes);
+	} while (u64_stats_fetch_retry(&st->syncp, start));
+}
+
+void vnet_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *tot)
+{
+	struct vnet *vi = netdev_priv(dev);
+	unsigned int q;
+
+	/* Every pair, active or not: counts of inactive pairs are history. */
+	for (q = 0; q < vi->max_pairs; q++) {
+		struct vnet_rx_sums r;
+		struct vnet_tx_sums t;
+
+		vnet_rx_sum(&vi->qp[q].rq, &r);
+		vnet_tx_sum(&vi->qp[q].sq, &t);
+		tot->rx_packets += r.packets;
+		tot->rx_bytes += r.bytes;
+		tot->rx_dropped += r.drops;
+		tot->rx_length_errors += r.bad_len;
+		tot->rx_frame_errors += r.bad_hdr;
+		tot->tx_packets += t.packets;
+		tot->tx_bytes += t.bytes;
+		tot->tx_dropped += t.drops;
+		tot->tx_errors += t.drops;
+	}
+	tot->rx_errors = tot->rx_length_errors + tot->rx_frame_errors;
+}
+
+#ifdef VNET_HAVE_NETDEV_STAT_OPS
+static void vnet_qstats_rx(struct net_device *dev, int i,
+			   struct netdev_queue_stats_rx *stats)
+{
+	struct vnet *vi = netdev_priv(dev);
+	struct vnet_rx_sums r;
+
+	vnet_rx_sum(&vi->qp[i].rq, &r);
+	stats->packets = r.packets;
+	stats->bytes = r.bytes;
+	stats->alloc_fail = r.nomem;
+}
+
+static void vnet_qstats_tx(struct net_device *dev, int i,
+			   struct netdev_queue_stats_tx *stats)
+{
+	struct vnet *vi = netdev_priv(dev);
+	struct vnet_tx_sums t;
+
+	vnet_tx_sum(&vi->qp[i].sq, &t);
+	stats->packets = t.packets;
+	stats->bytes = t.bytes;
+	stats->stop = t.stops;
+	stats->wake = t.wakes;
+}
+
+/* Totals of the pairs not active now, so device totals add up. */
+static void vnet_qstats_base(struct net_device *dev,
+			     struct netdev_queue_stats_rx *rx,
+			     struct netdev_queue_stats_tx *tx)
+{
+	struct vnet *vi = netdev_priv(dev);
+	unsigned int q;
+
+	rx->packets = 0;
+	rx->bytes = 0;
+	rx->alloc_fail = 0;
+	tx->packets = 0;
+	tx->bytes = 0;
+	tx->stop = 0;
+	tx->wake = 0;
+	for (q = vi->curr_pairs; q < vi->max_pairs; q++) {
+		struct vnet_rx_sums r;
+		struct vnet_tx_sums t;
+
+		vnet_rx_sum(&vi->qp[q].rq, &r);
+		vnet_tx_sum(&vi->qp[q].sq, &t);
+		rx->packets += r.packets;
+		rx->bytes += r.bytes;
+		rx->alloc_fail += r.nomem;
+		tx->packets += t.packets;
+		tx->bytes += t.bytes;
+		tx->stop += t.stops;
+		tx->wake += t.wakes;
+	}
+}
+
+static const struct netdev_stat_ops vnet_stat_ops = {
+	.get_queue_stats_rx	= vnet_qstats_rx,
+	.get_queue_stats_tx	= vnet_qstats_tx,
+	.get_base_stats		= vnet_qstats_base,
+};
+
+void vnet_stats_register_qstats(struct net_device *dev)
+{
+	dev->stat_ops = &vnet_stat_ops;
+}
+#else
+void vnet_stats_register_qstats(struct net_device *dev)
+{
+}
+#endif
