@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* KUnit: feature decisions. */
+#include <kunit/test.h>
+#include <linux/netdevice.h>
+#include <uapi/linux/virtio_net.h>
+#include "features.h"
+
+#define B(x)	VNET_BIT(VIRTIO_NET_F_##x)
+
+/* What QEMU's virtio-net-pci offers by default (mq=on). */
+#define QEMU_DEFAULT	(B(CSUM) | B(GUEST_CSUM) | B(CTRL_GUEST_OFFLOADS) | \
+			 B(MAC) | B(GUEST_TSO4) | B(GUEST_TSO6) | \
+			 B(GUEST_ECN) | B(GUEST_UFO) | B(HOST_TSO4) | \
+			 B(HOST_TSO6) | B(HOST_ECN) | B(HOST_UFO) | \
+			 B(MRG_RXBUF) | B(STATUS) | B(CTRL_VQ) | B(CTRL_RX) | \
+			 B(CTRL_VLAN) | B(GUEST_ANNOUNCE) | B(MQ) | \
+			 B(CTRL_MAC_ADDR))
+
+static void feat_consistent_offer_is_kept(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, vnet_unusable_features(QEMU_DEFAULT), 0ULL);
+}
+
+static void feat_no_cvq_drops_cvq_features(struct kunit *test)
+{
+	u64 offer = QEMU_DEFAULT & ~B(CTRL_VQ);
+	u64 drop = vnet_unusable_features(offer);
+
+	KUNIT_EXPECT_EQ(test, drop, B(CTRL_RX) | B(CTRL_VLAN) |
+			B(GUEST_ANNOUNCE) | B(MQ) | B(CTRL_MAC_ADDR) |
+			B(CTRL_GUEST_OFFLOADS));
+}
+
+static void feat_no_guest_csum_drops_guest_gso(struct kunit *test)
+{
+	u64 drop = vnet_unusable_features(QEMU_DEFAULT & ~B(GUEST_CSUM));
+
+	KUNIT_EXPECT_EQ(test, drop, B(GUEST_TSO4) | B(GUEST_TSO6) |
+			B(GUEST_ECN) | B(GUEST_UFO));
+}
+
+static void feat_no_csum_drops_host_gso(struct kunit *test)
+{
+	u64 drop = vnet_unusable_features(QEMU_DEFAULT & ~B(CSUM));
+
+	KUNIT_EXPECT_EQ(test, drop, B(HOST_TSO4) | B(HOST_TSO6) |
+			B(HOST_ECN) | B(HOST_UFO));
+}
+
+static void feat_ecn_needs_tso(struct kunit *test)
+{
+	u64 offer = B(CSUM) | B(GUEST_CSUM) | B(GUEST_ECN) | B(HOST_ECN);
+
+	KUNIT_EXPECT_EQ(test, vnet_unusable_features(offer),
+			B(GUEST_ECN) | B(HOST_ECN));
+}
+
+static void feat_netdev_defaults(struct kunit *test)
+{
+	struct vnet_netdev_features nf;
+
+	vnet_pick_netdev_features(QEMU_DEFAULT, true, true, &nf);
+	KUNIT_EXPECT_TRUE(test, nf.features & NETIF_F_HW_CSUM);
+	KUNIT_EXPECT_TRUE(test, nf.features & NETIF_F_SG);
+	KUNIT_EXPECT_EQ(test, nf.features & NETIF_F_ALL_TSO,
+			NETIF_F_TSO | NETIF_F_TSO6 | NETIF_F_TSO_ECN);
+	KUNIT_EXPECT_TRUE(test, nf.features & NETIF_F_RXCSUM);
+	KUNIT_EXPECT_TRUE(test, nf.features & NETIF_F_GRO_HW);
+	KUNIT_EXPECT_TRUE(test, nf.hw_features & NETIF_F_GRO_HW);
+	KUNIT_EXPECT_TRUE(test, nf.features & NETIF_F_HW_VLAN_CTAG_FILTER);
+}
+
+/* csum=0 / gso=0: off at load, but the user may switch them on. */
+static void feat_module_options(struct kunit *test)
+{
+	struct vnet_netdev_features nf;
+
+	vnet_pick_netdev_features(QEMU_DEFAULT, false, true, &nf);
+	KUNIT_EXPECT_FALSE(test, nf.features & NETIF_F_HW_CSUM);
+	KUNIT_EXPECT_TRUE(test, nf.hw_features & NETIF_F_HW_CSUM);
+
+	vnet_pick_netdev_features(QEMU_DEFAULT, true, false, &nf);
+	KUNIT_EXPECT_FALSE(test, nf.features & NETIF_F_ALL_TSO);
+	KUNIT_EXPECT_TRUE(test, nf.hw_features & NETIF_F_TSO);
+}
+
+static void feat_no_device_csum(struct kunit *test)
+{
+	struct vnet_netdev_features nf;
+
+	vnet_pick_netdev_features(B(MAC) | B(MRG_RXBUF), true, true, &nf);
+	KUNIT_EXPECT_FALSE(test, (nf.features | nf.hw_features) &
+			   (NETIF_F_HW_CSUM | NETIF_F_ALL_TSO | NETIF_F_GRO_HW));
+	KUNIT_EXPECT_TRUE(test, nf.features & NETIF_F_RXCSUM);
+	KUNIT_EXPECT_FALSE(test, nf.features & NETIF_F_HW_VLAN_CTAG_FILTER);
+}
+
+/* Without the control queue hardware GRO is fixed, not switchable. */
+static void feat_gro_hw_needs_ctrl(struct kunit *test)
+{
+	struct vnet_netdev_features nf;
+
+	vnet_pick_netdev_features(QEMU_DEFAULT & ~B(CTRL_GUEST_OFFLOADS),
+				  true, true, &nf);
+	KUNIT_EXPECT_TRUE(test, nf.features & NETIF_F_GRO_HW);
+	KUNIT_EXPECT_FALSE(test, nf.hw_features & NETIF_F_GRO_HW);
+}
+
+static void feat_guest_offloads(struct kunit *test)
+{
+	u64 cap = vnet_guest_offloads_capable(QEMU_DEFAULT);
+
+	KUNIT_EXPECT_EQ(test, cap, B(GUEST_CSUM) | B(GUEST_TSO4) |
+			B(GUEST_TSO6) | B(GUEST_ECN) | B(GUEST_UFO));
+	KUNIT_EXPECT_EQ(test, vnet_guest_offloads_for(NETIF_F_GRO_HW, cap), cap);
+	KUNIT_EXPECT_EQ(test, vnet_guest_offloads_for(0, cap), B(GUEST_CSUM));
+}
+
+static void feat_default_pairs(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, vnet_default_pairs(8, 4, 0), 4U);
+	KUNIT_EXPECT_EQ(test, vnet_default_pairs(2, 4, 0), 2U);
+	KUNIT_EXPECT_EQ(test, vnet_default_pairs(8, 4, 3), 3U);
+	KUNIT_EXPECT_EQ(test, vnet_default_pairs(8, 4, 16), 4U);
+	KUNIT_EXPECT_EQ(test, vnet_default_pairs(1, 1, 0), 1U);
+	KUNIT_EXPECT_EQ(test, vnet_default_pairs(4, 0, 0), 1U);
+}
+
+static struct kunit_case features_cases[] = {
+	KUNIT_CASE(feat_consistent_offer_is_kept),
+	KUNIT_CASE(feat_no_cvq_drops_cvq_features),
+	KUNIT_CASE(feat_no_guest_csum_drops_guest_gso),
+	KUNIT_CASE(feat_no_csum_drops_host_gso),
+	KUNIT_CASE(feat_ecn_needs_tso),
+	KUNIT_CASE(feat_netdev_defaults),
+	KUNIT_CASE(feat_module_options),
+	KUNIT_CASE(feat_no_device_csum),
+	KUNIT_CASE(feat_gro_hw_needs_ctrl),
+	KUNIT_CASE(feat_guest_offloads),
+	KUNIT_CASE(feat_default_pairs),
+	{}
+};
+
+static struct kunit_suite features_suite = {
+	.name = "vnet_features",
+	.test_cases = features_cases,
+};
+
+kunit_test_suite(features_suite);
