@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Functions below are called through step(), which shellcheck cannot see.
+# shellcheck disable=SC2317
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The whole test suite, from a fresh Debian 12 machine (run as root).
+#
+#   scripts/test-all.sh                 everything CI runs
+#   scripts/test-all.sh --full-matrix   the full QEMU suite on all four kernels
+#                                       instead of smoke tests on 5.10/6.12/7.2
+#
+# Steps run in order; a step whose prerequisite failed is skipped.  The
+# exit status is non-zero when any step failed.  Caches (chroots, kernel
+# images, the UML build) live in ${VNET_CACHE:-~/.cache/virtio-net-dkms}.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+
+full_matrix=0
+for a in "$@"; do
+	case "$a" in
+	--full-matrix) full_matrix=1 ;;
+	-h | --help) sed -n '3,12p' "$0"; exit 0 ;;
+	*) echo "unknown option $a" >&2; exit 2 ;;
+	esac
+done
+
+kernels=(5.10 6.1 6.12 7.2)
+results=()
+failed=0
+t_start=$(date +%s)
+
+# step NAME CMD... : run, time and record one step
+step() {
+	local name=$1 t0 rc
+	shift
+	printf '\n=== %s: %s\n' "$name" "$*"
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	results+=("$(printf '%-4s %-28s %4ss' "$([ $rc -eq 0 ] && echo OK || echo FAIL)" "$name" $(($(date +%s) - t0)))")
+	[ $rc -eq 0 ] || failed=1
+	return "$rc"
+}
+
+skip() {
+	results+=("$(printf '%-4s %-28s (%s)' SKIP "$1" "$2")")
+	failed=1
+}
+
+lint_scripts() {
+	shellcheck scripts/*.sh scripts/vmtest/guestfs/init \
+		scripts/vmtest/guestfs/vnet scripts/vmtest/guestfs/vnet-agent \
+		scripts/vmtest/guestfs/vnet-modprobe .ci/run
+}
+
+qemu_tests() {
+	local k rc=0
+	for k in "${kernels[@]}"; do
+		if [ "$k" = 6.1 ] || [ "$full_matrix" -eq 1 ]; then
+			python3 scripts/test-integration.py --kernel "$k" \
+				--module "build/$k/virtio_net.ko" || rc=1
+		else
+			python3 scripts/test-integration.py --kernel "$k" --smoke \
+				--module "build/$k/virtio_net.ko" || rc=1
+		fi
+	done
+	return "$rc"
+}
+
+step "host packages" scripts/setup-host.sh || { skip "everything else" "no packages"; }
+if [ $failed -eq 0 ]; then
+	step "version" sh scripts/check-version.sh
+	step "checkpatch --strict" bash scripts/checkpatch.sh
+	step "shellcheck" lint_scripts
+	if step "kernel environments" bash scripts/kernel-env.sh setup "${kernels[@]}"; then
+		if step "build matrix (W=1, sparse)" bash scripts/build-matrix.sh \
+			--sparse --vermagic "${kernels[@]}"; then
+			step "QEMU integration" qemu_tests
+		else
+			skip "QEMU integration" "build failed"
+		fi
+	else
+		skip "build matrix" "no kernel environments"
+		skip "QEMU integration" "no kernel environments"
+	fi
+	step "KUnit (UML)" bash scripts/kunit.sh
+fi
+
+printf '\n=== summary (%ss)\n' $(($(date +%s) - t_start))
+printf '%s\n' "${results[@]}"
+exit $failed
