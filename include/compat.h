@@ -189,6 +189,25 @@ static inline void eth_hw_addr_set(struct net_device *dev, const u8 *addr)
 #endif
 
 /*
+ * Report a message held in a variable through an extack (NL_SET_ERR_MSG
+ * only takes literals; the formatted variant is 6.3+).  @msg must be a
+ * static string.
+ */
+static inline void vnet_extack_msg(struct netlink_ext_ack *extack,
+				   const char *msg)
+{
+	if (extack)
+		extack->_msg = msg;
+}
+
+/* ethtool's TX aggregation fields (6.12 here): aliases of ours. */
+#ifdef ETHTOOL_COALESCE_TX_AGGR_MAX_FRAMES
+#define VNET_HAVE_TX_AGGR	1
+#else
+#define VNET_HAVE_TX_AGGR	0
+#endif
+
+/*
  * Statistics names in ethtool -S follow the in-tree driver of the same
  * kernel: "rx_queue_N_x" until 6.9, "rxN_x" from 6.10, the release that
  * also brought device statistics to the virtio-net uapi header (which is

@@ -3,34 +3,78 @@
  * TX kick policy: after a packet has been added to a send queue, decide
  * whether to notify the device now or to hold the notification back.
  *
- * Pure decision logic: the caller passes what it knows about the packet
- * and the queue, and acts on the answer (tx.c).  The device's own
- * event-index suppression is applied afterwards by virtqueue_kick_prepare(),
- * so "kick now" means "tell the device unless it asked not to be told".
+ * A notification is held until tx-frames packets were queued since the
+ * last one or tx-usecs passed since the first held packet, whichever comes
+ * first; the flush timer enforces the time limit.  Packets the stack
+ * sends as one burst (xmit_more) always share a notification, and a
+ * stopped queue or an urgent sender (netpoll, teardown) never waits.
+ *
+ * Adaptive mode learns how many packets one hold window gathers: the
+ * first packet after idle is kicked at once, holding starts only when at
+ * least VNET_KICK_MIN_BATCH packets are expected per window (a batch costs
+ * a timer arm and a timer interrupt besides its kick, so fewer would not
+ * pay), grows while batches fill before the deadline and falls back to
+ * what the window really gathered when the timer has to flush.  A flow
+ * limited by TCP Small Queues (about two packets in flight) thus never
+ * waits for the timer round after round.
+ *
+ * Pure decision logic: the caller (tx.c) passes the time and what it
+ * knows about the packet and the queue, and carries out the answer.  The
+ * device's own event-index suppression still applies afterwards
+ * (virtqueue_kick_prepare()).
  */
 #ifndef VNET_KICK_POLICY_H
 #define VNET_KICK_POLICY_H
 
 #include <linux/types.h>
 
+#define VNET_KICK_MIN_BATCH	4
+#define VNET_KICK_MAX_BATCH	64
+
+struct vnet_kick_cfg {
+	u32 frames;	/* most packets per notification; 0: no count limit */
+	u32 usecs;	/* longest hold; 0: never hold beyond a burst */
+	bool adaptive;
+};
+
+/* Why pending packets were finally notified (feeds adaptive mode). */
+enum vnet_kick_reason {
+	VNET_KICKED_UNHELD,	/* not holding: the burst ended */
+	VNET_KICKED_COUNT,	/* the batch filled before its deadline */
+	VNET_KICKED_TIMER,	/* the hold time ran out */
+	VNET_KICKED_FORCED,	/* stopped queue, urgent sender, teardown */
+};
+
 struct vnet_kick_state {
-	/* Packets added since the last notification. */
-	u32 pending;
+	u32 pending;	/* packets added since the last notification */
+	u32 target;	/* adaptive: packets one hold window gathers */
+	bool armed;	/* flush timer requested for this batch */
+	enum vnet_kick_reason why;	/* why the last VNET_KICK_NOW */
+	u64 first_ns;	/* when the oldest pending packet was added */
+	u64 last_end_ns;	/* when the previous burst ended */
+	u64 max_hold_ns;	/* longest wait of a packet for its kick */
 };
 
 struct vnet_kick_in {
+	u64 now;		/* ns, monotonic */
 	bool xmit_more;		/* the stack promises another packet now */
 	bool queue_stopped;	/* ring or byte-queue limit stopped the queue */
 	bool urgent;		/* netpoll, teardown: never hold */
 };
 
 enum vnet_kick_action {
-	VNET_KICK_HOLD,		/* more is coming: wait */
+	VNET_KICK_HOLD,		/* wait: more is coming or the timer is armed */
+	VNET_KICK_ARM,		/* wait, and arm the flush timer (see deadline) */
 	VNET_KICK_NOW,		/* notify the device now */
 };
 
+void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg);
 enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
+				       const struct vnet_kick_cfg *cfg,
 				       const struct vnet_kick_in *in);
-void vnet_kick_done(struct vnet_kick_state *s);
+u64 vnet_kick_deadline(const struct vnet_kick_state *s,
+		       const struct vnet_kick_cfg *cfg);
+void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
+		    enum vnet_kick_reason why, u64 now);
 
 #endif /* VNET_KICK_POLICY_H */

@@ -27,6 +27,7 @@
 #include "kick_policy.h"
 #include "reclaim_policy.h"
 #include "rx_moderation.h"
+#include "coal.h"
 
 #define VNET_DRV_NAME		"virtio_net"
 
@@ -78,6 +79,10 @@ struct vnet_sq_stats {
 	u64_stats_t wakes;
 	u64_stats_t kicks_held;
 	u64_stats_t kicks_suppressed;
+	u64_stats_t timer_flushes;
+	u64_stats_t reclaim_batches;
+	u64_stats_t reclaim_deadlines;
+	u64_stats_t irq_empty;
 };
 
 struct vnet_irq_stats {
@@ -119,7 +124,18 @@ struct vnet_sq {
 	/* Written by the TX watchdog only. */
 	atomic64_t timeouts;
 
+	/*
+	 * Coalescing.  The settings (coal, and the policy views derived
+	 * from it) change under the TX queue lock, which every user holds.
+	 */
+	struct vnet_tx_coal coal;
+	struct vnet_kick_cfg kick_cfg;
 	struct vnet_kick_state kick;
+	struct vnet_reclaim_cfg reclaim_cfg;
+	struct vnet_reclaim_state reclaim;
+	/* Set by the interrupt, consumed by TX NAPI: was it worth it? */
+	bool irq_seen;
+
 	struct vnet_sq_stats stats;
 	struct vnet_irq_stats irq;
 
@@ -207,6 +223,7 @@ struct vnet {
 
 	/* Load-time settings, copied from the module options at probe. */
 	int napi_weight;
+	struct vnet_tx_coal tx_coal;
 };
 
 /* Module options (main.c), validated when they are set. */
@@ -216,6 +233,12 @@ struct vnet_options {
 	bool gso;
 	bool napi_tx;
 	int max_queue_pairs;
+	/* TX coalescing defaults (see coal.h); ints for option parsing. */
+	int tx_frames;
+	int tx_usecs;
+	bool adaptive_tx;
+	int tx_frames_irq;
+	int tx_usecs_irq;
 };
 
 extern struct vnet_options vnet_opts;
@@ -247,6 +270,7 @@ int vnet_vqs_init(struct vnet *vi);
 void vnet_vqs_teardown(struct vnet *vi);
 void vnet_qp_enable(struct vnet *vi, unsigned int i);
 void vnet_qp_disable(struct vnet *vi, unsigned int i);
+void vnet_qp_flush_tx(struct vnet *vi, unsigned int i);
 void vnet_napi_schedule(struct napi_struct *napi, struct virtqueue *vq);
 void vnet_napi_enable(struct napi_struct *napi, struct virtqueue *vq);
 void vnet_refill_enable(struct vnet *vi);
@@ -264,9 +288,16 @@ void vnet_rx_schedule_refill(struct vnet *vi);
 
 /* tx.c */
 netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev);
-unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget);
+unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now);
 void vnet_tx_free_buf(struct vnet_sq *sq, void *buf);
 void vnet_tx_flush(struct vnet_sq *sq);
+void vnet_tx_setup(struct vnet_sq *sq);
+void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c);
+void vnet_tx_flush_timer(struct vnet_sq *sq);
+void vnet_tx_reclaim_timer(struct vnet_sq *sq);
+void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now);
+void vnet_tx_reset_bql(struct vnet_sq *sq);
+unsigned int vnet_sq_in_use(const struct vnet_sq *sq);
 
 /* napi.c */
 void vnet_rx_done(struct virtqueue *vq);

@@ -1,49 +1,246 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* KUnit: TX kick policy. */
 #include <kunit/test.h>
+#include <linux/limits.h>
 #include "kick_policy.h"
 
-static enum vnet_kick_action decide(struct vnet_kick_state *s, bool more,
-				    bool stopped, bool urgent)
-{
-	struct vnet_kick_in in = {
-		.xmit_more = more, .queue_stopped = stopped, .urgent = urgent,
-	};
+#define US	1000ULL		/* ns per microsecond */
 
-	return vnet_kick_decide(s, &in);
+static enum vnet_kick_action pkt(struct vnet_kick_state *s,
+				 const struct vnet_kick_cfg *cfg, u64 now,
+				 bool more)
+{
+	struct vnet_kick_in in = { .now = now, .xmit_more = more };
+
+	return vnet_kick_decide(s, cfg, &in);
 }
 
-static void kick_end_of_burst(struct kunit *test)
+static void kick_frames_one_kicks_every_packet(struct kunit *test)
 {
-	struct vnet_kick_state s = {};
+	struct vnet_kick_cfg cfg = { .frames = 1, .usecs = 100 };
+	struct vnet_kick_state s;
+	int i;
 
-	KUNIT_EXPECT_EQ(test, decide(&s, true, false, false), VNET_KICK_HOLD);
-	KUNIT_EXPECT_EQ(test, decide(&s, true, false, false), VNET_KICK_HOLD);
-	KUNIT_EXPECT_EQ(test, s.pending, 2U);
-	KUNIT_EXPECT_EQ(test, decide(&s, false, false, false), VNET_KICK_NOW);
-	KUNIT_EXPECT_EQ(test, s.pending, 3U);
-	vnet_kick_done(&s);
+	vnet_kick_init(&s, &cfg);
+	for (i = 1; i <= 5; i++) {
+		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, i * US, false), VNET_KICK_NOW);
+		vnet_kick_done(&s, &cfg, s.why, i * US);
+	}
+	/* A burst of the stack still shares one notification. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 10 * US, true), VNET_KICK_HOLD);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 10 * US, false), VNET_KICK_NOW);
+}
+
+static void kick_no_hold_without_usecs(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 0, .usecs = 0 };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1 * US, false), VNET_KICK_NOW);
+}
+
+/* tx-frames 4, tx-usecs 100, not adaptive: the seed's scheme. */
+static void kick_batch_by_count(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 4, .usecs = 100 };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1000 * US, false), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, vnet_kick_deadline(&s, &cfg), 1100 * US);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1010 * US, false), VNET_KICK_HOLD);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1020 * US, false), VNET_KICK_HOLD);
+	/* Threshold edge: the fourth packet triggers the kick. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1030 * US, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
+	vnet_kick_done(&s, &cfg, s.why, 1030 * US);
 	KUNIT_EXPECT_EQ(test, s.pending, 0U);
+	KUNIT_EXPECT_FALSE(test, s.armed);
+	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 30 * US);
 }
 
-static void kick_stopped_queue_never_waits(struct kunit *test)
+static void kick_time_limit_edges(struct kunit *test)
 {
-	struct vnet_kick_state s = {};
+	struct vnet_kick_cfg cfg = { .frames = 64, .usecs = 100 };
+	struct vnet_kick_state s;
 
-	KUNIT_EXPECT_EQ(test, decide(&s, true, true, false), VNET_KICK_NOW);
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1000 * US, false), VNET_KICK_ARM);
+	/* One ns before the deadline still holds... */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1100 * US - 1, false), VNET_KICK_HOLD);
+	/* ...at the deadline (a late timer) it goes out as if flushed. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1100 * US, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_TIMER);
 }
 
-static void kick_urgent_never_waits(struct kunit *test)
+static void kick_timer_flush_records_hold(struct kunit *test)
 {
-	struct vnet_kick_state s = {};
+	struct vnet_kick_cfg cfg = { .frames = 8, .usecs = 50 };
+	struct vnet_kick_state s;
 
-	KUNIT_EXPECT_EQ(test, decide(&s, true, false, true), VNET_KICK_NOW);
+	vnet_kick_init(&s, &cfg);
+	pkt(&s, &cfg, 100 * US, false);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 153 * US);
+	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 53 * US);
+	/* The next packet starts a new batch and arms again. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 200 * US, false), VNET_KICK_ARM);
+}
+
+/* A stopped queue (ring full or byte limit) or netpoll never waits. */
+static void kick_ring_full_and_urgent(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100 };
+	struct vnet_kick_in stopped = { .now = 2 * US, .xmit_more = true,
+					.queue_stopped = true };
+	struct vnet_kick_in urgent = { .now = 3 * US, .xmit_more = true,
+				       .urgent = true };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1 * US, false), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &stopped), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_FORCED);
+	vnet_kick_done(&s, &cfg, s.why, 2 * US);
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &urgent), VNET_KICK_NOW);
+}
+
+/* Adaptive: a latency-bound flow (far-apart packets) is never held. */
+static void kick_adaptive_sparse_flow_not_held(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_state s;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	for (i = 1; i <= 20; i++) {
+		u64 t = i * 300 * US;
+
+		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+		vnet_kick_done(&s, &cfg, s.why, t);
+	}
+	KUNIT_EXPECT_EQ(test, s.target, 1U);
+	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 0ULL);
+}
+
+/* Adaptive: dense traffic starts batching; batches that fill grow. */
+static void kick_adaptive_load_batches(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_state s;
+	u64 t = 1000 * US;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+	vnet_kick_done(&s, &cfg, s.why, t);
+	t += 5 * US;	/* 5 us apart: 20 per window */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+	vnet_kick_done(&s, &cfg, s.why, t);
+	KUNIT_EXPECT_EQ(test, s.target, (u32)VNET_KICK_MIN_BATCH);
+
+	/* Now held until four have gathered. */
+	t += 5 * US;
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_ARM);
+	for (i = 0; i < 2; i++) {
+		t += 5 * US;
+		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_HOLD);
+	}
+	t += 5 * US;
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+	vnet_kick_done(&s, &cfg, s.why, t);
+	KUNIT_EXPECT_EQ(test, s.target, 8U);
+}
+
+/* Adaptive: a batch the timer had to flush sets the target to its size. */
+static void kick_adaptive_timer_shrinks(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 990 * US;
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1000 * US, false), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1040 * US, false), VNET_KICK_HOLD);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1100 * US);
+	/* Only two gathered: too few to be worth a timer, stop holding. */
+	KUNIT_EXPECT_EQ(test, s.target, 1U);
+
+	s.target = 16;
+	s.last_end_ns = 1190 * US;
+	pkt(&s, &cfg, 1200 * US, false);
+	pkt(&s, &cfg, 1210 * US, false);
+	pkt(&s, &cfg, 1220 * US, false);
+	pkt(&s, &cfg, 1230 * US, false);
+	pkt(&s, &cfg, 1240 * US, false);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1300 * US);
+	KUNIT_EXPECT_EQ(test, s.target, 5U);
+}
+
+/* Adaptive: the first packet after idle goes out at once, even when batching. */
+static void kick_adaptive_idle_then_immediate(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 1000 * US;
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 5000 * US, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_UNHELD);
+	vnet_kick_done(&s, &cfg, s.why, 5000 * US);
+	KUNIT_EXPECT_EQ(test, s.target, 16U);
+	/* The packet right after it is held again. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 5005 * US, false), VNET_KICK_ARM);
+}
+
+/* Growth never passes tx-frames (or the cap when tx-frames is 0). */
+static void kick_adaptive_caps(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 6, .usecs = 100, .adaptive = true };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 4;
+	s.pending = 4;
+	vnet_kick_done(&s, &cfg, VNET_KICKED_COUNT, 0);
+	KUNIT_EXPECT_EQ(test, s.target, 6U);
+
+	cfg.frames = 0;
+	s.target = VNET_KICK_MAX_BATCH;
+	s.pending = VNET_KICK_MAX_BATCH;
+	vnet_kick_done(&s, &cfg, VNET_KICKED_COUNT, 0);
+	KUNIT_EXPECT_EQ(test, s.target, (u32)VNET_KICK_MAX_BATCH);
+}
+
+/* Time differences stay right when the clock value wraps. */
+static void kick_clock_wraparound(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 64, .usecs = 100 };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, U64_MAX - 10 * US, false), VNET_KICK_ARM);
+	/* 20 us later in wrapped time: not overdue. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 10 * US - 1, false), VNET_KICK_HOLD);
+	/* 110 us later: overdue. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 100 * US, false), VNET_KICK_NOW);
 }
 
 static struct kunit_case kick_policy_cases[] = {
-	KUNIT_CASE(kick_end_of_burst),
-	KUNIT_CASE(kick_stopped_queue_never_waits),
-	KUNIT_CASE(kick_urgent_never_waits),
+	KUNIT_CASE(kick_frames_one_kicks_every_packet),
+	KUNIT_CASE(kick_no_hold_without_usecs),
+	KUNIT_CASE(kick_batch_by_count),
+	KUNIT_CASE(kick_time_limit_edges),
+	KUNIT_CASE(kick_timer_flush_records_hold),
+	KUNIT_CASE(kick_ring_full_and_urgent),
+	KUNIT_CASE(kick_adaptive_sparse_flow_not_held),
+	KUNIT_CASE(kick_adaptive_load_batches),
+	KUNIT_CASE(kick_adaptive_timer_shrinks),
+	KUNIT_CASE(kick_adaptive_idle_then_immediate),
+	KUNIT_CASE(kick_adaptive_caps),
+	KUNIT_CASE(kick_clock_wraparound),
 	{}
 };
 

@@ -3,33 +3,71 @@
 #include <kunit/test.h>
 #include "reclaim_policy.h"
 
-static void reclaim_every_xmit(struct kunit *test)
-{
-	struct vnet_reclaim_in in = { .num_free = 200, .ring_size = 256 };
-	struct vnet_reclaim_out out;
+#define US	1000ULL
 
-	vnet_reclaim_on_xmit(&in, &out);
-	KUNIT_EXPECT_TRUE(test, out.reclaim);
+static const struct vnet_reclaim_cfg stock = { .frames = 128, .usecs = 0 };
+static const struct vnet_reclaim_cfg delayed = { .frames = 128, .usecs = 1000 };
+
+static void reclaim_stock_mode(struct kunit *test)
+{
+	struct vnet_reclaim_state s = {};
+
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_delayed(&stock));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&stock, &s, 0, 0));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&stock, &s, 1, 0));
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&stock, &s, 5, true),
+			VNET_RECLAIM_IRQ);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&stock, &s, 5, false),
+			VNET_RECLAIM_IDLE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&stock, &s, 0, false, 0),
+			VNET_RECLAIM_IRQ);
 }
 
-/* Completion interrupts are asked for at the end of a burst, with NAPI. */
-static void reclaim_irq_at_batch_end(struct kunit *test)
+/* Threshold edges on the transmit path. */
+static void reclaim_on_xmit_batches(struct kunit *test)
 {
-	struct vnet_reclaim_in in = { .num_free = 10, .ring_size = 256 };
-	struct vnet_reclaim_out out;
+	struct vnet_reclaim_state s = { .last_ns = 1000 * US };
 
-	in.use_napi = true;
-	in.batch_end = false;
-	vnet_reclaim_on_xmit(&in, &out);
-	KUNIT_EXPECT_FALSE(test, out.arm_irq);
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_delayed(&delayed));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 0, 5000 * US));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 127, 1500 * US));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 128, 1500 * US));
+	/* The time bound: exactly tx-usecs-irq after the last reclaim. */
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 2000 * US - 1));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 2000 * US));
+}
 
-	in.batch_end = true;
-	vnet_reclaim_on_xmit(&in, &out);
-	KUNIT_EXPECT_TRUE(test, out.arm_irq);
+static void reclaim_deadline_at_burst_end(struct kunit *test)
+{
+	struct vnet_reclaim_state s = {};
 
-	in.use_napi = false;
-	vnet_reclaim_on_xmit(&in, &out);
-	KUNIT_EXPECT_FALSE(test, out.arm_irq);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 0, true),
+			VNET_RECLAIM_IDLE);
+	s.deadline_armed = true;
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true),
+			VNET_RECLAIM_IDLE);
+	/* Without TX NAPI skbs are orphaned: no deadline needed. */
+	s.deadline_armed = false;
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, false),
+			VNET_RECLAIM_IDLE);
+}
+
+/* After a reclaim: interrupts only for a stopped or a quiet queue. */
+static void reclaim_after(struct kunit *test)
+{
+	struct vnet_reclaim_state s = { .last_xmit_ns = 1000 * US };
+
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, true, 1001 * US),
+			VNET_RECLAIM_IRQ);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 0, false, 9000 * US),
+			VNET_RECLAIM_IDLE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, 1500 * US),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_deadline(&delayed, &s), 2000 * US);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, 2000 * US),
+			VNET_RECLAIM_IRQ);
 }
 
 static void reclaim_room_edges(struct kunit *test)
@@ -37,12 +75,13 @@ static void reclaim_room_edges(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_room(19, 19));
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_room(18, 19));
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_room(0, 1));
-	KUNIT_EXPECT_TRUE(test, vnet_reclaim_room(0, 0));
 }
 
 static struct kunit_case reclaim_policy_cases[] = {
-	KUNIT_CASE(reclaim_every_xmit),
-	KUNIT_CASE(reclaim_irq_at_batch_end),
+	KUNIT_CASE(reclaim_stock_mode),
+	KUNIT_CASE(reclaim_on_xmit_batches),
+	KUNIT_CASE(reclaim_deadline_at_burst_end),
+	KUNIT_CASE(reclaim_after),
 	KUNIT_CASE(reclaim_room_edges),
 	{}
 };

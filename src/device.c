@@ -116,6 +116,37 @@ static u16 vnet_read_max_pairs(struct virtio_device *vdev)
 	return n;
 }
 
+/*
+ * TX coalescing from the module options, checked against the ring now
+ * that it is known; a combination that does not hold falls back to the
+ * defaults, with a warning.
+ */
+static void vnet_probe_tx_coal(struct vnet *vi)
+{
+	struct vnet_tx_coal c = {
+		.frames = vnet_opts.tx_frames,
+		.usecs = vnet_opts.tx_usecs,
+		.adaptive = vnet_opts.adaptive_tx,
+		.irq_frames = vnet_opts.tx_frames_irq,
+		.irq_usecs = vnet_opts.tx_usecs_irq,
+	};
+	unsigned int ring = virtqueue_get_vring_size(vi->qp[0].sq.vq);
+	const char *why;
+	unsigned int i;
+
+	if (vnet_tx_coal_check(&c, ring, &why)) {
+		dev_warn(&vi->vdev->dev,
+			 "options tx_frames=%u tx_usecs=%u tx_frames_irq=%u tx_usecs_irq=%u: %s; using the defaults\n",
+			 c.frames, c.usecs, c.irq_frames, c.irq_usecs, why);
+		vnet_tx_coal_default(&c);
+	}
+	vi->tx_coal = c;
+	for (i = 0; i < vi->max_pairs; i++) {
+		vi->qp[i].sq.coal = c;
+		vnet_tx_setup(&vi->qp[i].sq);
+	}
+}
+
 static const char * const vnet_rx_mode_names[] = {
 	[VNET_RX_SMALL] = "small",
 	[VNET_RX_BIG] = "big",
@@ -241,6 +272,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	err = vnet_vqs_init(vi);
 	if (err)
 		goto free_qps;
+	vnet_probe_tx_coal(vi);
 
 	vi->curr_pairs = vnet_default_pairs(max_pairs, num_online_cpus(),
 					    vnet_opts.max_queue_pairs);

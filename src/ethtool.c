@@ -118,10 +118,14 @@ static int vnet_resize_pair(struct vnet *vi, struct vnet_qp *qp,
 		err = vnet_vq_resize(qp->rq.vq, rx, vnet_rx_recycle);
 		vnet_rx_setup(vi, &qp->rq);
 	}
-	if (tx != virtqueue_get_vring_size(qp->sq.vq))
+	if (tx != virtqueue_get_vring_size(qp->sq.vq)) {
 		err2 = vnet_vq_resize(qp->sq.vq, tx, vnet_tx_recycle);
+		/* Recycled skbs never completed: byte queue limits start over. */
+		vnet_tx_reset_bql(&qp->sq);
+	}
 
 	__netif_tx_lock_bh(txq);
+	vnet_tx_setup(&qp->sq);
 	qp->sq.paused = false;
 	netif_tx_wake_queue(txq);
 	__netif_tx_unlock_bh(txq);
@@ -209,6 +213,149 @@ static int vnet_set_link_ksettings(struct net_device *dev,
 						  &vi->duplex);
 }
 
+#define VNET_TX_COAL_PARAMS	(ETHTOOL_COALESCE_TX_USECS |		\
+				 ETHTOOL_COALESCE_TX_MAX_FRAMES |	\
+				 ETHTOOL_COALESCE_TX_USECS_IRQ |	\
+				 ETHTOOL_COALESCE_TX_MAX_FRAMES_IRQ |	\
+				 ETHTOOL_COALESCE_USE_ADAPTIVE_TX)
+#if VNET_HAVE_TX_AGGR
+#define VNET_TX_AGGR_PARAMS	(ETHTOOL_COALESCE_TX_AGGR_MAX_FRAMES |	\
+				 ETHTOOL_COALESCE_TX_AGGR_TIME_USECS)
+#else
+#define VNET_TX_AGGR_PARAMS	0
+#endif
+
+static void vnet_coal_to_ec(const struct vnet_sq *sq,
+			    struct ethtool_coalesce *ec)
+{
+	const struct vnet_tx_coal *c = &sq->coal;
+
+	ec->tx_max_coalesced_frames = c->frames;
+	ec->tx_coalesce_usecs = c->usecs;
+	ec->use_adaptive_tx_coalesce = c->adaptive;
+	ec->tx_max_coalesced_frames_irq =
+		vnet_tx_irq_frames(c, virtqueue_get_vring_size(sq->vq));
+	ec->tx_coalesce_usecs_irq = c->irq_usecs;
+}
+
+static void vnet_ec_to_coal(const struct ethtool_coalesce *ec,
+			    struct vnet_tx_coal *c)
+{
+	c->frames = ec->tx_max_coalesced_frames;
+	c->usecs = ec->tx_coalesce_usecs;
+	c->adaptive = ec->use_adaptive_tx_coalesce;
+	c->irq_frames = ec->tx_max_coalesced_frames_irq;
+	c->irq_usecs = ec->tx_coalesce_usecs_irq;
+}
+
+/* Check @c against every queue in [first, last) and apply it there. */
+static int vnet_apply_tx_coal(struct net_device *dev, unsigned int first,
+			      unsigned int last, const struct vnet_tx_coal *c,
+			      struct netlink_ext_ack *extack)
+{
+	struct vnet *vi = netdev_priv(dev);
+	const char *why;
+	unsigned int i;
+
+	for (i = first; i < last; i++) {
+		if (vnet_tx_coal_check(c, virtqueue_get_vring_size(vi->qp[i].sq.vq),
+				       &why)) {
+			vnet_extack_msg(extack, why);
+			netdev_err(dev, "coalescing: %s\n", why);
+			return -EINVAL;
+		}
+	}
+	for (i = first; i < last; i++) {
+		struct netdev_queue *txq = netdev_get_tx_queue(dev, i);
+
+		__netif_tx_lock_bh(txq);
+		vnet_tx_set_coal(&vi->qp[i].sq, c);
+		__netif_tx_unlock_bh(txq);
+	}
+	return 0;
+}
+
+static int vnet_get_coalesce(VNET_COALESCE_ARGS)
+{
+	struct vnet *vi = netdev_priv(dev);
+
+	vnet_coal_to_ec(&vi->qp[0].sq, ec);
+#if VNET_HAVE_TX_AGGR
+	kec->tx_aggr_max_frames = ec->tx_max_coalesced_frames;
+	kec->tx_aggr_time_usecs = ec->tx_coalesce_usecs;
+#endif
+	return 0;
+}
+
+/* Settings for every queue pair. */
+static int vnet_set_coalesce(VNET_COALESCE_ARGS)
+{
+	struct netlink_ext_ack *ack = VNET_COALESCE_EXTACK;
+	struct vnet *vi = netdev_priv(dev);
+	struct vnet_tx_coal c;
+	int err;
+
+	vnet_ec_to_coal(ec, &c);
+#if VNET_HAVE_TX_AGGR
+	/*
+	 * tx-aggr-max-frames/-time-usecs are the same settings as
+	 * tx-frames/tx-usecs: take whichever of a pair the user changed.
+	 */
+	{
+		const struct vnet_tx_coal *cur = &vi->qp[0].sq.coal;
+
+		if (kec->tx_aggr_max_frames != cur->frames) {
+			if (c.frames != cur->frames &&
+			    c.frames != kec->tx_aggr_max_frames) {
+				vnet_refuse(dev, ack,
+					    "tx-frames and tx-aggr-max-frames are one setting: give one value");
+				return -EINVAL;
+			}
+			c.frames = kec->tx_aggr_max_frames;
+		}
+		if (kec->tx_aggr_time_usecs != cur->usecs) {
+			if (c.usecs != cur->usecs &&
+			    c.usecs != kec->tx_aggr_time_usecs) {
+				vnet_refuse(dev, ack,
+					    "tx-usecs and tx-aggr-time-usecs are one setting: give one value");
+				return -EINVAL;
+			}
+			c.usecs = kec->tx_aggr_time_usecs;
+		}
+	}
+#endif
+	err = vnet_apply_tx_coal(dev, 0, vi->max_pairs, &c, ack);
+	if (!err)
+		vi->tx_coal = c;
+	return err;
+}
+
+static int vnet_get_per_queue_coalesce(struct net_device *dev, u32 queue,
+				       struct ethtool_coalesce *ec)
+{
+	struct vnet *vi = netdev_priv(dev);
+
+	if (queue >= vi->max_pairs)
+		return -EINVAL;
+	vnet_coal_to_ec(&vi->qp[queue].sq, ec);
+	return 0;
+}
+
+static int vnet_set_per_queue_coalesce(struct net_device *dev, u32 queue,
+				       struct ethtool_coalesce *ec)
+{
+	struct vnet *vi = netdev_priv(dev);
+	struct vnet_tx_coal c;
+
+	if (queue >= vi->max_pairs) {
+		netdev_err(dev, "coalescing: no queue %u (the device has %u)\n",
+			   queue, vi->max_pairs);
+		return -EINVAL;
+	}
+	vnet_ec_to_coal(ec, &c);
+	return vnet_apply_tx_coal(dev, queue, queue + 1, &c, NULL);
+}
+
 static int vnet_get_sset_count(struct net_device *dev, int sset)
 {
 	return sset == ETH_SS_STATS ?
@@ -228,6 +375,7 @@ static void vnet_get_ethtool_stats(struct net_device *dev,
 }
 
 const struct ethtool_ops vnet_ethtool_ops = {
+	.supported_coalesce_params = VNET_TX_COAL_PARAMS | VNET_TX_AGGR_PARAMS,
 	.get_drvinfo		= vnet_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
 	.get_ts_info		= ethtool_op_get_ts_info,
@@ -237,6 +385,10 @@ const struct ethtool_ops vnet_ethtool_ops = {
 	.set_ringparam		= vnet_set_ringparam,
 	.get_link_ksettings	= vnet_get_link_ksettings,
 	.set_link_ksettings	= vnet_set_link_ksettings,
+	.get_coalesce		= vnet_get_coalesce,
+	.set_coalesce		= vnet_set_coalesce,
+	.get_per_queue_coalesce	= vnet_get_per_queue_coalesce,
+	.set_per_queue_coalesce	= vnet_set_per_queue_coalesce,
 	.get_sset_count		= vnet_get_sset_count,
 	.get_strings		= vnet_get_strings,
 	.get_ethtool_stats	= vnet_get_ethtool_stats,

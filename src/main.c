@@ -21,6 +21,11 @@ struct vnet_options vnet_opts = {
 	.gso = true,
 	.napi_tx = true,
 	.max_queue_pairs = 0,
+	.tx_frames = VNET_TX_FRAMES_DEFAULT,
+	.tx_usecs = VNET_TX_USECS_DEFAULT,
+	.adaptive_tx = VNET_TX_ADAPTIVE_DEFAULT,
+	.tx_frames_irq = VNET_TX_IRQ_FRAMES_DEFAULT,
+	.tx_usecs_irq = VNET_TX_IRQ_USECS_DEFAULT,
 };
 
 struct vnet_bool_opt {
@@ -117,6 +122,50 @@ module_param_cb(max_queue_pairs, &vnet_int_ops, &vnet_opt_max_queue_pairs,
 		0444);
 MODULE_PARM_DESC(max_queue_pairs,
 		 "Cap on the queue pairs used at probe; 0 = one per online CPU up to the device's maximum (default 0)");
+
+/*
+ * TX coalescing defaults, as ethtool -C sets them later (see coal.h for
+ * their meaning).  Each is range-checked here; combinations are checked
+ * at probe, where the ring size is known.
+ */
+static struct vnet_int_opt vnet_opt_tx_frames = {
+	.val = &vnet_opts.tx_frames, .def = VNET_TX_FRAMES_DEFAULT,
+	.min = 0, .max = VNET_RING_MAX,
+};
+module_param_cb(tx_frames, &vnet_int_ops, &vnet_opt_tx_frames, 0444);
+MODULE_PARM_DESC(tx_frames,
+		 "Notify the device at the latest after this many packets; 0 = by time only, 1 = no coalescing (default 32)");
+
+static struct vnet_int_opt vnet_opt_tx_usecs = {
+	.val = &vnet_opts.tx_usecs, .def = VNET_TX_USECS_DEFAULT,
+	.min = 0, .max = VNET_TX_USECS_MAX,
+};
+module_param_cb(tx_usecs, &vnet_int_ops, &vnet_opt_tx_usecs, 0444);
+MODULE_PARM_DESC(tx_usecs,
+		 "Longest a packet waits for its notification, 0..10000 us; 0 = no holding (default 100)");
+
+static struct vnet_bool_opt vnet_opt_adaptive_tx = {
+	.val = &vnet_opts.adaptive_tx, .def = VNET_TX_ADAPTIVE_DEFAULT,
+};
+module_param_cb(adaptive_tx, &vnet_bool_ops, &vnet_opt_adaptive_tx, 0444);
+MODULE_PARM_DESC(adaptive_tx,
+		 "Hold notifications only as far as the load fills batches (default Y)");
+
+static struct vnet_int_opt vnet_opt_tx_frames_irq = {
+	.val = &vnet_opts.tx_frames_irq, .def = VNET_TX_IRQ_FRAMES_DEFAULT,
+	.min = 0, .max = VNET_RING_MAX,
+};
+module_param_cb(tx_frames_irq, &vnet_int_ops, &vnet_opt_tx_frames_irq, 0444);
+MODULE_PARM_DESC(tx_frames_irq,
+		 "Reclaim sent buffers once this many descriptors are in use; 0 = half the ring (default 0)");
+
+static struct vnet_int_opt vnet_opt_tx_usecs_irq = {
+	.val = &vnet_opts.tx_usecs_irq, .def = VNET_TX_IRQ_USECS_DEFAULT,
+	.min = 0, .max = VNET_TX_IRQ_USECS_MAX,
+};
+module_param_cb(tx_usecs_irq, &vnet_int_ops, &vnet_opt_tx_usecs_irq, 0444);
+MODULE_PARM_DESC(tx_usecs_irq,
+		 "Longest a sent buffer waits to be reclaimed, 0..100000 us; 0 = stock behaviour, a TX interrupt per burst (default 1000)");
 
 static int __init vnet_init(void)
 {

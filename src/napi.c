@@ -72,6 +72,7 @@ void vnet_tx_done(struct virtqueue *vq)
 
 	vnet_irq_count(&sq->irq);
 	if (sq->use_napi) {
+		WRITE_ONCE(sq->irq_seen, true);
 		vnet_napi_schedule(&sq->napi, vq);
 		return;
 	}
@@ -106,8 +107,8 @@ static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 	txq = netdev_get_tx_queue(qp->vi->dev, qp->index);
 	if (!__netif_tx_trylock(txq))
 		return;
-	if (!sq->paused) {
-		vnet_tx_reclaim(sq, budget);
+	if (!sq->paused && vnet_sq_in_use(sq)) {
+		vnet_tx_reclaim(sq, budget, ktime_get_ns());
 		vnet_sq_wake_if_room(sq, txq);
 	}
 	__netif_tx_unlock(txq);
@@ -139,32 +140,52 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	struct vnet_sq *sq = container_of(napi, struct vnet_sq, napi);
 	struct vnet_qp *qp = sq->qp;
 	struct netdev_queue *txq = netdev_get_tx_queue(qp->vi->dev, qp->index);
-	unsigned int opaque;
-	bool done;
+	enum vnet_reclaim_next next;
+	bool irq, done, rearm = false;
+	unsigned int opaque = 0;
+	u64 now = ktime_get_ns();
 
 	__netif_tx_lock(txq, raw_smp_processor_id());
+	irq = READ_ONCE(sq->irq_seen);
+	WRITE_ONCE(sq->irq_seen, false);
+
+	virtqueue_disable_cb(sq->vq);
 	u64_stats_update_begin(&sq->stats.syncp);
 	u64_stats_inc(&sq->stats.napi_polls);
 	u64_stats_update_end(&sq->stats.syncp);
-
-	virtqueue_disable_cb(sq->vq);
-	vnet_tx_reclaim(sq, budget);
+	if (!vnet_tx_reclaim(sq, budget, now) && irq) {
+		u64_stats_update_begin(&sq->stats.syncp);
+		u64_stats_inc(&sq->stats.irq_empty);
+		u64_stats_update_end(&sq->stats.syncp);
+	}
 	vnet_sq_wake_if_room(sq, txq);
 
-	/* Same race-free re-arm as vnet_napi_complete(), under the lock. */
-	opaque = virtqueue_enable_cb_prepare(sq->vq);
+	/*
+	 * Re-enable the completion interrupt only if the reclaim policy wants
+	 * one (stopped queue, quiet queue with buffers still out, stock
+	 * mode); then with the race-free order of vnet_napi_complete().
+	 */
+	next = vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
+				  vnet_sq_in_use(sq), netif_xmit_stopped(txq),
+				  now);
+	if (next == VNET_RECLAIM_IRQ)
+		opaque = virtqueue_enable_cb_prepare(sq->vq);
 	done = napi_complete_done(napi, 0);
 	if (!done)
 		virtqueue_disable_cb(sq->vq);
+	else if (next == VNET_RECLAIM_DEADLINE && !sq->reclaim.deadline_armed)
+		vnet_tx_reclaim_deadline(sq, now);
 	__netif_tx_unlock(txq);
 
-	if (done && unlikely(virtqueue_poll(sq->vq, opaque)) &&
-	    napi_schedule_prep(napi)) {
+	if (done && next == VNET_RECLAIM_IRQ &&
+	    unlikely(virtqueue_poll(sq->vq, opaque)) && napi_schedule_prep(napi)) {
 		__netif_tx_lock(txq, raw_smp_processor_id());
 		virtqueue_disable_cb(sq->vq);
 		__netif_tx_unlock(txq);
-		__napi_schedule(napi);
+		rearm = true;
 	}
+	if (rearm)
+		__napi_schedule(napi);
 	return 0;
 }
 
@@ -177,13 +198,16 @@ void vnet_qp_timer_fired(struct vnet_qp_timer *t, unsigned long expired)
 	struct vnet_qp *qp = container_of(t, struct vnet_qp, timer);
 	struct netdev_queue *txq = netdev_get_tx_queue(qp->vi->dev, qp->index);
 
-	if (expired & BIT(VNET_TIMER_TX_FLUSH)) {
+	if (expired & (BIT(VNET_TIMER_TX_FLUSH) | BIT(VNET_TIMER_TX_RECLAIM))) {
 		__netif_tx_lock(txq, smp_processor_id());
-		vnet_tx_flush(&qp->sq);
+		if (!qp->sq.paused) {
+			if (expired & BIT(VNET_TIMER_TX_FLUSH))
+				vnet_tx_flush_timer(&qp->sq);
+			if (expired & BIT(VNET_TIMER_TX_RECLAIM))
+				vnet_tx_reclaim_timer(&qp->sq);
+		}
 		__netif_tx_unlock(txq);
 	}
-	if ((expired & BIT(VNET_TIMER_TX_RECLAIM)) && qp->sq.use_napi)
-		vnet_napi_schedule(&qp->sq.napi, qp->sq.vq);
 	if (expired & BIT(VNET_TIMER_RX_POLL))
 		vnet_napi_schedule(&qp->rq.napi, qp->rq.vq);
 }

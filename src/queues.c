@@ -107,6 +107,7 @@ int vnet_vqs_init(struct vnet *vi)
 		vi->qp[i].rq.vq = vqs[2 * i];
 		vi->qp[i].sq.vq = vqs[2 * i + 1];
 		vnet_rx_setup(vi, &vi->qp[i].rq);
+		vnet_tx_setup(&vi->qp[i].sq);
 	}
 	vi->cvq = vi->has_cvq ? vqs[n - 1] : NULL;
 out:
@@ -129,10 +130,10 @@ void vnet_vqs_teardown(struct vnet *vi)
 
 		while ((buf = virtqueue_detach_unused_buf(qp->sq.vq)))
 			vnet_tx_free_buf(&qp->sq, buf);
+		vnet_tx_reset_bql(&qp->sq);
 		while ((buf = virtqueue_detach_unused_buf(qp->rq.vq)))
 			vnet_rx_free_buf(&qp->rq, buf);
 		vnet_rx_free_pages(&qp->rq);
-		vnet_kick_done(&qp->sq.kick);
 	}
 	vi->vdev->config->del_vqs(vi->vdev);
 	vi->cvq = NULL;
@@ -151,10 +152,21 @@ void vnet_qp_enable(struct vnet *vi, unsigned int i)
 	}
 }
 
+/* Notify the device of packets held back on pair @i. */
+void vnet_qp_flush_tx(struct vnet *vi, unsigned int i)
+{
+	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, i);
+
+	__netif_tx_lock_bh(txq);
+	vnet_tx_flush(&vi->qp[i].sq);
+	__netif_tx_unlock_bh(txq);
+}
+
 void vnet_qp_disable(struct vnet *vi, unsigned int i)
 {
 	struct vnet_qp *qp = &vi->qp[i];
 
+	vnet_qp_flush_tx(vi, i);
 	vnet_qp_timer_stop(&qp->timer);
 	if (qp->sq.use_napi) {
 		vnet_queue_set_napi(vi->dev, i, false, NULL);
@@ -218,9 +230,13 @@ void vnet_refill_work(struct work_struct *work)
 int vnet_set_pairs(struct vnet *vi, u16 pairs)
 {
 	u16 old = vi->curr_pairs;
+	unsigned int i;
 	int err;
 
 	ASSERT_RTNL();
+	/* Pairs about to be disabled must not keep packets held back. */
+	for (i = pairs; i < old; i++)
+		vnet_qp_flush_tx(vi, i);
 	err = vnet_ctrl_set_pairs(vi, pairs);
 	if (err)
 		return err;

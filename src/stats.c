@@ -21,7 +21,9 @@
 enum vnet_stat_src {
 	VNET_SRC_MAIN,
 	VNET_SRC_IRQ,
-	VNET_SRC_TIMEOUTS,
+	VNET_SRC_TIMEOUTS,	/* TX watchdog */
+	VNET_SRC_TX_TIMER_ARMS,	/* pair timer armed for TX (flush, reclaim) */
+	VNET_SRC_MAX_HOLD,	/* longest kick hold, in microseconds */
 };
 
 struct vnet_stat_desc {
@@ -98,8 +100,15 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("packets", packets),
 	VNET_SQ_STAT("bytes", bytes),
 #endif
+	VNET_SQ_STAT("kicks_held", kicks_held),
 	VNET_SQ_STAT("kicks_suppressed", kicks_suppressed),
+	VNET_SQ_STAT("timer_flushes", timer_flushes),
+	{ "timer_arms", VNET_SRC_TX_TIMER_ARMS, 0 },
+	{ "max_hold_us", VNET_SRC_MAX_HOLD, 0 },
+	VNET_SQ_STAT("reclaim_batches", reclaim_batches),
+	VNET_SQ_STAT("reclaim_deadlines", reclaim_deadlines),
 	VNET_IRQ_STAT("interrupts"),
+	VNET_SQ_STAT("irq_empty", irq_empty),
 	VNET_SQ_STAT("napi_polls", napi_polls),
 	VNET_SQ_STAT("drops", drops),
 	VNET_SQ_STAT("queue_stops", stops),
@@ -162,10 +171,23 @@ static u64 vnet_read_ctr(const struct u64_stats_sync *syncp,
 	return v;
 }
 
+static u64 vnet_tx_timer_arms(struct vnet_qp_timer *t)
+{
+	u64 flush_arms, reclaim_arms, fires;
+
+	vnet_qp_timer_counts(t, VNET_TIMER_TX_FLUSH, &flush_arms, &fires);
+	vnet_qp_timer_counts(t, VNET_TIMER_TX_RECLAIM, &reclaim_arms, &fires);
+	return flush_arms + reclaim_arms;
+}
+
+/*
+ * Read the counters @d of one queue: @syncp/@main is its main group, @irq
+ * its interrupt group; @sq is set for a send queue.
+ */
 static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 			    const struct u64_stats_sync *syncp,
 			    const void *main, const struct vnet_irq_stats *irq,
-			    const atomic64_t *timeouts, u64 *out)
+			    struct vnet_sq *sq, u64 *out)
 {
 	unsigned int i;
 
@@ -178,7 +200,14 @@ static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 			out[i] = vnet_read_ctr(&irq->syncp, irq, d[i].offset);
 			break;
 		case VNET_SRC_TIMEOUTS:
-			out[i] = timeouts ? atomic64_read(timeouts) : 0;
+			out[i] = atomic64_read(&sq->timeouts);
+			break;
+		case VNET_SRC_TX_TIMER_ARMS:
+			out[i] = vnet_tx_timer_arms(&sq->qp->timer);
+			break;
+		case VNET_SRC_MAX_HOLD:
+			out[i] = div_u64(READ_ONCE(sq->kick.max_hold_ns),
+					 NSEC_PER_USEC);
 			break;
 		}
 	}
@@ -201,10 +230,10 @@ void vnet_stats_values(const struct vnet *vi, u64 *data)
 		data += n_rq;
 	}
 	for (q = 0; q < vi->curr_pairs; q++) {
-		const struct vnet_sq *sq = &vi->qp[q].sq;
+		struct vnet_sq *sq = &vi->qp[q].sq;
 
 		vnet_read_descs(vnet_sq_descs, n_sq, &sq->stats.syncp,
-				&sq->stats, &sq->irq, &sq->timeouts, data);
+				&sq->stats, &sq->irq, sq, data);
 		data += n_sq;
 	}
 

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Transmit path: header, scatter-gather mapping, ring space, kicks.
+ * Transmit path: header, scatter-gather mapping, ring space, kicks and
+ * reclaim of completed buffers.
  *
  * When to notify the device is the kick policy's call (kick_policy.c),
- * when to take completed buffers back the reclaim policy's
- * (reclaim_policy.c); this file only carries out their answers.
+ * when to take completed buffers back and whether to ask for a completion
+ * interrupt the reclaim policy's (reclaim_policy.c); this file only
+ * carries out their answers.  Both use the queue pair's timer: the kick
+ * flush bounds how long a packet waits for its notification, the reclaim
+ * deadline how long a completed buffer waits to be freed.
+ *
+ * Everything here runs under the TX queue lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,6 +21,18 @@
 #include "compat.h"
 #include "vnet.h"
 
+static void vnet_sq_inc(struct vnet_sq *sq, u64_stats_t *ctr)
+{
+	u64_stats_update_begin(&sq->stats.syncp);
+	u64_stats_inc(ctr);
+	u64_stats_update_end(&sq->stats.syncp);
+}
+
+static struct netdev_queue *vnet_sq_txq(const struct vnet_sq *sq)
+{
+	return netdev_get_tx_queue(sq->qp->vi->dev, sq->qp->index);
+}
+
 /* Header storage for skbs whose headroom cannot take it. */
 static struct virtio_net_hdr_mrg_rxbuf *vnet_skb_hdr(struct sk_buff *skb)
 {
@@ -23,13 +41,23 @@ static struct virtio_net_hdr_mrg_rxbuf *vnet_skb_hdr(struct sk_buff *skb)
 	return (struct virtio_net_hdr_mrg_rxbuf *)skb->cb;
 }
 
-/* Free completed skbs; @budget is non-zero only in NAPI context. */
-unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget)
+/* Descriptors the device holds (sent, not yet reclaimed). */
+unsigned int vnet_sq_in_use(const struct vnet_sq *sq)
+{
+	return virtqueue_get_vring_size(sq->vq) - sq->vq->num_free;
+}
+
+/*
+ * Free completed skbs; @budget is non-zero only in NAPI context.  With TX
+ * NAPI the byte queue limits learn of the completions here.
+ */
+unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 {
 	unsigned int len, packets = 0;
 	struct sk_buff *skb;
 	u64 bytes = 0;
 
+	sq->reclaim.last_ns = now;
 	while ((skb = virtqueue_get_buf(sq->vq, &len))) {
 		bytes += skb->len;
 		packets++;
@@ -38,9 +66,12 @@ unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget)
 	if (!packets)
 		return 0;
 
+	if (sq->use_napi)
+		netdev_tx_completed_queue(vnet_sq_txq(sq), packets, bytes);
 	u64_stats_update_begin(&sq->stats.syncp);
 	u64_stats_add(&sq->stats.packets, packets);
 	u64_stats_add(&sq->stats.bytes, bytes);
+	u64_stats_inc(&sq->stats.reclaim_batches);
 	u64_stats_update_end(&sq->stats.syncp);
 	return packets;
 }
@@ -50,8 +81,16 @@ void vnet_tx_free_buf(struct vnet_sq *sq, void *buf)
 	dev_kfree_skb_any(buf);
 }
 
+/* Buffers were freed outside completion: byte queue limits start over. */
+void vnet_tx_reset_bql(struct vnet_sq *sq)
+{
+	if (sq->use_napi)
+		netdev_tx_reset_queue(vnet_sq_txq(sq));
+}
+
 /* Notify the device of everything added so far, unless it opted out. */
-static void vnet_tx_kick(struct vnet_sq *sq)
+static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
+			 u64 now)
 {
 	bool pending = sq->kick.pending;
 	bool notify = virtqueue_kick_prepare(sq->vq);
@@ -63,15 +102,125 @@ static void vnet_tx_kick(struct vnet_sq *sq)
 	} else if (pending) {
 		u64_stats_inc(&sq->stats.kicks_suppressed);
 	}
+	if (why == VNET_KICKED_TIMER)
+		u64_stats_inc(&sq->stats.timer_flushes);
 	u64_stats_update_end(&sq->stats.syncp);
-	vnet_kick_done(&sq->kick);
+
+	/* A flush timer for this batch is no longer needed. */
+	if (sq->kick.armed)
+		vnet_qp_timer_cancel(&sq->qp->timer, VNET_TIMER_TX_FLUSH);
+	vnet_kick_done(&sq->kick, &sq->kick_cfg, why, now);
 }
 
-/* Kick whatever is held back.  Caller holds the TX queue lock. */
+/* Kick whatever is held back (teardown, reconfiguration, netpoll). */
 void vnet_tx_flush(struct vnet_sq *sq)
 {
 	if (sq->kick.pending)
-		vnet_tx_kick(sq);
+		vnet_tx_kick(sq, VNET_KICKED_FORCED, ktime_get_ns());
+}
+
+/* The kick flush timer expired: the held packets have waited enough. */
+void vnet_tx_flush_timer(struct vnet_sq *sq)
+{
+	if (sq->kick.pending)
+		vnet_tx_kick(sq, VNET_KICKED_TIMER, ktime_get_ns());
+}
+
+void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now)
+{
+	u64 due = vnet_reclaim_deadline(&sq->reclaim_cfg, &sq->reclaim);
+
+	sq->reclaim.deadline_armed = true;
+	vnet_qp_timer_request(&sq->qp->timer, VNET_TIMER_TX_RECLAIM,
+			      due > now ? due - now : 0);
+}
+
+/*
+ * Ask for a completion interrupt.  If completions arrived meanwhile the
+ * callback cannot be armed race-free: take them now (TX NAPI, or directly
+ * without it).
+ */
+static void vnet_tx_want_irq(struct vnet_sq *sq)
+{
+	if (likely(virtqueue_enable_cb_delayed(sq->vq)))
+		return;
+	if (sq->use_napi)
+		vnet_napi_schedule(&sq->napi, sq->vq);
+}
+
+static void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq)
+{
+	if (netif_tx_queue_stopped(txq) && !sq->paused &&
+	    vnet_reclaim_room(sq->vq->num_free, VNET_TX_DESC_MAX)) {
+		netif_tx_wake_queue(txq);
+		vnet_sq_inc(sq, &sq->stats.wakes);
+	}
+}
+
+/*
+ * The reclaim deadline expired: free what is done, then make sure the
+ * rest is not forgotten - by an interrupt if the queue has gone quiet, by
+ * another deadline if it is still busy.
+ */
+void vnet_tx_reclaim_timer(struct vnet_sq *sq)
+{
+	struct netdev_queue *txq = vnet_sq_txq(sq);
+	u64 now = ktime_get_ns();
+
+	sq->reclaim.deadline_armed = false;
+	vnet_sq_inc(sq, &sq->stats.reclaim_deadlines);
+	vnet_tx_reclaim(sq, 0, now);
+	vnet_tx_wake_if_room(sq, txq);
+	switch (vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
+				   vnet_sq_in_use(sq), netif_xmit_stopped(txq),
+				   now)) {
+	case VNET_RECLAIM_IRQ:
+		vnet_tx_want_irq(sq);
+		break;
+	case VNET_RECLAIM_DEADLINE:
+		vnet_tx_reclaim_deadline(sq, now);
+		break;
+	case VNET_RECLAIM_IDLE:
+		break;
+	}
+}
+
+/* Derive the policies' views of the queue's coalescing settings. */
+static void vnet_tx_apply_coal(struct vnet_sq *sq)
+{
+	unsigned int ring = virtqueue_get_vring_size(sq->vq);
+
+	sq->kick_cfg.frames = sq->coal.frames;
+	sq->kick_cfg.usecs = sq->coal.usecs;
+	sq->kick_cfg.adaptive = sq->coal.adaptive;
+	vnet_kick_init(&sq->kick, &sq->kick_cfg);
+	sq->reclaim_cfg.frames = vnet_tx_irq_frames(&sq->coal, ring);
+	sq->reclaim_cfg.usecs = sq->coal.irq_usecs;
+	/* Delayed reclaim runs with completion interrupts off. */
+	if (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg))
+		virtqueue_disable_cb(sq->vq);
+	else if (sq->use_napi)
+		virtqueue_enable_cb(sq->vq);
+}
+
+/* A new virtqueue (probe, restore, resize): fresh state, same settings. */
+void vnet_tx_setup(struct vnet_sq *sq)
+{
+	memset(&sq->reclaim, 0, sizeof(sq->reclaim));
+	sq->irq_seen = false;
+	vnet_tx_apply_coal(sq);
+}
+
+/* New coalescing settings; caller holds the TX queue lock. */
+void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c)
+{
+	/* Packets held under the old settings go out now. */
+	vnet_tx_flush(sq);
+	sq->coal = *c;
+	vnet_tx_apply_coal(sq);
+	if (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg) &&
+	    vnet_sq_in_use(sq) && !sq->reclaim.deadline_armed)
+		vnet_tx_reclaim_deadline(sq, ktime_get_ns());
 }
 
 static int vnet_tx_map(struct vnet_sq *sq, struct sk_buff *skb)
@@ -115,53 +264,37 @@ static int vnet_tx_map(struct vnet_sq *sq, struct sk_buff *skb)
 	return virtqueue_add_outbuf(sq->vq, sq->sg, n, skb, GFP_ATOMIC);
 }
 
-/* Take back completions before adding; maybe ask for an interrupt. */
-static void vnet_tx_reclaim_xmit(struct vnet_sq *sq, bool more)
+/*
+ * Stock reclaim arms the completion interrupt at the end of each burst;
+ * completions that raced with arming it are taken right away.
+ */
+static void vnet_tx_stock_burst_end(struct vnet_sq *sq, u64 now)
 {
-	struct vnet_reclaim_in in = {
-		.num_free = sq->vq->num_free,
-		.ring_size = virtqueue_get_vring_size(sq->vq),
-		.use_napi = sq->use_napi,
-		.batch_end = !more,
-	};
-	struct vnet_reclaim_out out;
-
-	vnet_reclaim_on_xmit(&in, &out);
-	if (!out.reclaim)
-		return;
-	do {
-		if (sq->use_napi)
-			virtqueue_disable_cb(sq->vq);
-		vnet_tx_reclaim(sq, 0);
-	} while (out.arm_irq && unlikely(!virtqueue_enable_cb_delayed(sq->vq)));
+	while (unlikely(!virtqueue_enable_cb_delayed(sq->vq))) {
+		virtqueue_disable_cb(sq->vq);
+		vnet_tx_reclaim(sq, 0, now);
+	}
 }
 
 /*
- * Stop the queue while a worst-case skb might not fit, and make sure
- * something will wake it: a completion interrupt, or (without TX NAPI)
- * completions that arrived meanwhile.
+ * The ring or the byte queue limit stopped the queue: something must
+ * wake it.  Without TX NAPI, completions that raced with arming the
+ * interrupt may restart it at once.
  */
-static void vnet_tx_check_room(struct vnet_sq *sq, struct netdev_queue *txq)
+static void vnet_tx_stopped(struct vnet_sq *sq, struct netdev_queue *txq,
+			    u64 now)
 {
-	if (vnet_reclaim_room(sq->vq->num_free, VNET_TX_DESC_MAX))
-		return;
-
-	netif_tx_stop_queue(txq);
-	u64_stats_update_begin(&sq->stats.syncp);
-	u64_stats_inc(&sq->stats.stops);
-	u64_stats_update_end(&sq->stats.syncp);
-
+	vnet_sq_inc(sq, &sq->stats.stops);
 	if (sq->use_napi) {
-		if (unlikely(!virtqueue_enable_cb_delayed(sq->vq)))
-			vnet_napi_schedule(&sq->napi, sq->vq);
-	} else if (unlikely(!virtqueue_enable_cb_delayed(sq->vq))) {
-		vnet_tx_reclaim(sq, 0);
+		vnet_tx_want_irq(sq);
+		return;
+	}
+	if (unlikely(!virtqueue_enable_cb_delayed(sq->vq))) {
+		vnet_tx_reclaim(sq, 0, now);
 		if (vnet_reclaim_room(sq->vq->num_free, VNET_TX_DESC_MAX)) {
 			netif_tx_start_queue(txq);
 			virtqueue_disable_cb(sq->vq);
-			u64_stats_update_begin(&sq->stats.syncp);
-			u64_stats_inc(&sq->stats.wakes);
-			u64_stats_update_end(&sq->stats.syncp);
+			vnet_sq_inc(sq, &sq->stats.wakes);
 		}
 	}
 }
@@ -173,7 +306,9 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	struct netdev_queue *txq = netdev_get_tx_queue(dev, qi);
 	struct vnet_sq *sq = &vi->qp[qi].sq;
 	bool more = netdev_xmit_more();
+	u64 now = ktime_get_ns();
 	struct vnet_kick_in kin;
+	unsigned int len = skb->len;
 	int err;
 
 	if (unlikely(sq->paused)) {
@@ -182,13 +317,16 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		return NETDEV_TX_BUSY;
 	}
 
-	vnet_tx_reclaim_xmit(sq, more);
+	if (vnet_reclaim_on_xmit(&sq->reclaim_cfg, &sq->reclaim,
+				 vnet_sq_in_use(sq), now)) {
+		if (sq->use_napi && !vnet_reclaim_delayed(&sq->reclaim_cfg))
+			virtqueue_disable_cb(sq->vq);
+		vnet_tx_reclaim(sq, 0, now);
+	}
 
 	err = vnet_tx_map(sq, skb);
 	if (unlikely(err)) {
-		u64_stats_update_begin(&sq->stats.syncp);
-		u64_stats_inc(&sq->stats.drops);
-		u64_stats_update_end(&sq->stats.syncp);
+		vnet_sq_inc(sq, &sq->stats.drops);
 		net_warn_ratelimited("%s: TX queue %u: dropped a packet: %d\n",
 				     dev->name, qi, err);
 		dev_kfree_skb_any(skb);
@@ -197,19 +335,53 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 			vnet_tx_flush(sq);
 		return NETDEV_TX_OK;
 	}
+	sq->reclaim.last_xmit_ns = now;
 
-	/* Without completion interrupts, sockets must not wait for them. */
-	if (!sq->use_napi) {
+	if (sq->use_napi) {
+		netdev_tx_sent_queue(txq, len);
+	} else {
+		/* Without completion interrupts, sockets must not wait for them. */
 		skb_orphan(skb);
 		nf_reset_ct(skb);
 	}
 
-	vnet_tx_check_room(sq, txq);
+	if (!vnet_reclaim_room(sq->vq->num_free, VNET_TX_DESC_MAX))
+		netif_tx_stop_queue(txq);
+	if (netif_xmit_stopped(txq))
+		vnet_tx_stopped(sq, txq, now);
 
+	kin.now = now;
 	kin.xmit_more = more;
 	kin.queue_stopped = netif_xmit_stopped(txq);
 	kin.urgent = netpoll_tx_running(dev);
-	if (vnet_kick_decide(&sq->kick, &kin) == VNET_KICK_NOW)
-		vnet_tx_kick(sq);
+	switch (vnet_kick_decide(&sq->kick, &sq->kick_cfg, &kin)) {
+	case VNET_KICK_NOW:
+		vnet_tx_kick(sq, sq->kick.why, now);
+		break;
+	case VNET_KICK_ARM:
+		vnet_qp_timer_request(&sq->qp->timer, VNET_TIMER_TX_FLUSH,
+				      vnet_kick_deadline(&sq->kick,
+							 &sq->kick_cfg) - now);
+		fallthrough;
+	case VNET_KICK_HOLD:
+		if (!more)
+			vnet_sq_inc(sq, &sq->stats.kicks_held);
+		break;
+	}
+
+	if (!more) {
+		switch (vnet_reclaim_at_burst_end(&sq->reclaim_cfg, &sq->reclaim,
+						  vnet_sq_in_use(sq),
+						  sq->use_napi)) {
+		case VNET_RECLAIM_IRQ:
+			vnet_tx_stock_burst_end(sq, now);
+			break;
+		case VNET_RECLAIM_DEADLINE:
+			vnet_tx_reclaim_deadline(sq, now);
+			break;
+		case VNET_RECLAIM_IDLE:
+			break;
+		}
+	}
 	return NETDEV_TX_OK;
 }
