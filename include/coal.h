@@ -13,6 +13,12 @@
  *                  use (0: half the ring)
  *   tx-usecs-irq   completed buffers wait at most this long to be
  *                  reclaimed (0: stock behaviour, see reclaim_policy.h)
+ *   rx-usecs       after a poll that found work, keep the receive interrupt
+ *                  off and poll again after at most this long (0: re-enable
+ *                  the interrupt at once, like the stock driver)
+ *   rx-frames      fixed mode: packets a poll must find to defer;
+ *                  adaptive mode: packets a deferred poll aims to gather
+ *   adaptive-rx    size deferrals from the load (see rx_moderation.h)
  * On kernels with the TX aggregation fields, tx-aggr-max-frames and
  * tx-aggr-time-usecs are the same settings as tx-frames and tx-usecs.
  */
@@ -32,6 +38,11 @@
 #define VNET_TX_IRQ_FRAMES_DEFAULT	0
 #define VNET_TX_IRQ_USECS_DEFAULT	1000
 
+#define VNET_RX_USECS_MAX		10000	/* 10 ms */
+#define VNET_RX_USECS_DEFAULT		100
+#define VNET_RX_FRAMES_DEFAULT		32
+#define VNET_RX_ADAPTIVE_DEFAULT	true
+
 struct vnet_tx_coal {
 	u32 frames;
 	u32 usecs;
@@ -40,7 +51,16 @@ struct vnet_tx_coal {
 	u32 irq_usecs;
 };
 
+struct vnet_rx_coal {
+	u32 usecs;
+	u32 frames;
+	bool adaptive;
+};
+
 void vnet_tx_coal_default(struct vnet_tx_coal *c);
+void vnet_rx_coal_default(struct vnet_rx_coal *c);
+int vnet_rx_coal_check(const struct vnet_rx_coal *c, unsigned int ring,
+		       const char **why);
 int vnet_tx_coal_check(const struct vnet_tx_coal *c, unsigned int ring,
 		       const char **why);
 u32 vnet_tx_irq_frames(const struct vnet_tx_coal *c, unsigned int ring);

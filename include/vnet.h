@@ -60,6 +60,7 @@ struct vnet_rq_stats {
 	u64_stats_t kicks;
 	u64_stats_t napi_polls;
 	u64_stats_t rearms;
+	u64_stats_t deferrals;
 	u64_stats_t drop_bad_len;
 	u64_stats_t drop_bad_hdr;
 	u64_stats_t drop_nomem;
@@ -106,6 +107,9 @@ struct vnet_rq {
 	/* Smallest mergeable buffer that still lets the ring hold a frame. */
 	unsigned int mrg_min_len;
 
+	/* RX moderation settings and state (NAPI context only). */
+	struct vnet_rx_coal coal;
+	struct vnet_rx_mod_cfg mod_cfg;
 	struct vnet_rx_mod_state mod;
 	struct vnet_rq_stats stats;
 	struct vnet_irq_stats irq;
@@ -224,6 +228,7 @@ struct vnet {
 	/* Load-time settings, copied from the module options at probe. */
 	int napi_weight;
 	struct vnet_tx_coal tx_coal;
+	struct vnet_rx_coal rx_coal;
 };
 
 /* Module options (main.c), validated when they are set. */
@@ -239,6 +244,10 @@ struct vnet_options {
 	bool adaptive_tx;
 	int tx_frames_irq;
 	int tx_usecs_irq;
+	/* RX moderation defaults. */
+	int rx_usecs;
+	int rx_frames;
+	bool adaptive_rx;
 };
 
 extern struct vnet_options vnet_opts;
@@ -285,6 +294,7 @@ void vnet_rx_free_buf(struct vnet_rq *rq, void *buf);
 void vnet_rx_free_pages(struct vnet_rq *rq);
 void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq);
 void vnet_rx_schedule_refill(struct vnet *vi);
+void vnet_rx_set_coal(struct vnet_rq *rq, const struct vnet_rx_coal *c);
 
 /* tx.c */
 netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev);

@@ -62,11 +62,28 @@ static void coal_irq_frames_auto(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_tx_irq_frames(&c, 256), 20U);
 }
 
+static void coal_rx_bounds(struct kunit *test)
+{
+	struct vnet_rx_coal c;
+	const char *why;
+
+	vnet_rx_coal_default(&c);
+	KUNIT_EXPECT_EQ(test, vnet_rx_coal_check(&c, 256, &why), 0);
+	c.usecs = VNET_RX_USECS_MAX + 1;
+	KUNIT_EXPECT_EQ(test, vnet_rx_coal_check(&c, 256, &why), -EINVAL);
+	c.usecs = 0;
+	c.frames = 257;
+	KUNIT_EXPECT_EQ(test, vnet_rx_coal_check(&c, 256, &why), -EINVAL);
+	c.frames = 256;
+	KUNIT_EXPECT_EQ(test, vnet_rx_coal_check(&c, 256, &why), 0);
+}
+
 static struct kunit_case coal_cases[] = {
 	KUNIT_CASE(coal_defaults_valid),
 	KUNIT_CASE(coal_refuses_unbounded_hold),
 	KUNIT_CASE(coal_bounds),
 	KUNIT_CASE(coal_irq_frames_auto),
+	KUNIT_CASE(coal_rx_bounds),
 	{}
 };
 

@@ -3,28 +3,114 @@
 #include <kunit/test.h>
 #include "rx_moderation.h"
 
-static void rxmod_drained_ring_rearms(struct kunit *test)
+#define US	1000ULL
+
+static const struct vnet_rx_mod_cfg adaptive = {
+	.usecs = 100, .frames = 32, .adaptive = true,
+};
+
+static void rxmod_budget_polls_again(struct kunit *test)
 {
 	struct vnet_rx_mod_state s = {};
+	u64 d = 0;
 
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, 0, 64), VNET_RX_REARM);
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, 63, 64), VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, 64, 64, &d),
+			VNET_RX_POLL_AGAIN);
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, 64, 64, &d),
+			VNET_RX_POLL_AGAIN);
+	KUNIT_EXPECT_EQ(test, s.polls, 2U);
 }
 
-static void rxmod_full_budget_polls_again(struct kunit *test)
+/* An idle or latency-bound flow gets its interrupt back at once. */
+static void rxmod_idle_flow_immediate(struct kunit *test)
 {
 	struct vnet_rx_mod_state s = {};
+	u64 d = 0;
+	int i;
 
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, 64, 64), VNET_RX_POLL_AGAIN);
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, 64, 64), VNET_RX_POLL_AGAIN);
-	KUNIT_EXPECT_EQ(test, s.polls, 2U);
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, 3, 64), VNET_RX_REARM);
-	KUNIT_EXPECT_EQ(test, s.polls, 0U);
+	for (i = 0; i < 10; i++)
+		KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, 1, 64, &d),
+				VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, 0, 64, &d),
+			VNET_RX_REARM);
+	/* Below the batch that pays for a timer: no deferral either. */
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive,
+						 VNET_RX_MIN_BATCH - 1, 64, &d),
+			VNET_RX_REARM);
+}
+
+/* Sustained load is batched, with deferrals sized from the rate. */
+static void rxmod_load_batches(struct kunit *test)
+{
+	struct vnet_rx_mod_state s = {};
+	u64 d = 0;
+
+	/* First busy poll after an interrupt: the longest deferral. */
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, 8, 64, &d),
+			VNET_RX_DEFER);
+	KUNIT_EXPECT_EQ(test, d, 100 * US);
+	/* 64 packets in 100 us: aim for 32 needs half as long. */
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, 63, 64, &d),
+			VNET_RX_DEFER);
+	KUNIT_EXPECT_EQ(test, d, 100 * US * 32 / 63);
+	/* Traffic thinned out: the deferral grows back, capped at rx-usecs. */
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, 4, 64, &d),
+			VNET_RX_DEFER);
+	KUNIT_EXPECT_EQ(test, d, 100 * US);
+	/* The ring went quiet: interrupt again. */
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, 1, 64, &d),
+			VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, s.defer_ns, 0ULL);
+}
+
+/* Deferrals never shrink below rx-usecs / VNET_RX_MIN_DEFER_DIV. */
+static void rxmod_bounds(struct kunit *test)
+{
+	struct vnet_rx_mod_state s = { .defer_ns = 10 * US };
+	u64 d = 0;
+
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, 63, 64, &d),
+			VNET_RX_DEFER);
+	KUNIT_EXPECT_EQ(test, d, 100 * US / VNET_RX_MIN_DEFER_DIV);
+}
+
+static void rxmod_usecs_zero_disables(struct kunit *test)
+{
+	struct vnet_rx_mod_cfg cfg = { .usecs = 0, .frames = 32, .adaptive = true };
+	struct vnet_rx_mod_state s = {};
+	u64 d = 0;
+
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &cfg, 50, 64, &d),
+			VNET_RX_REARM);
+	cfg.adaptive = false;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &cfg, 50, 64, &d),
+			VNET_RX_REARM);
+}
+
+/* Fixed mode: defer by rx-usecs once a poll found rx-frames packets. */
+static void rxmod_fixed(struct kunit *test)
+{
+	struct vnet_rx_mod_cfg cfg = { .usecs = 200, .frames = 8 };
+	struct vnet_rx_mod_state s = {};
+	u64 d = 0;
+
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &cfg, 7, 64, &d),
+			VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &cfg, 8, 64, &d),
+			VNET_RX_DEFER);
+	KUNIT_EXPECT_EQ(test, d, 200 * US);
+	cfg.frames = 0;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &cfg, 1, 64, &d),
+			VNET_RX_DEFER);
 }
 
 static struct kunit_case rx_moderation_cases[] = {
-	KUNIT_CASE(rxmod_drained_ring_rearms),
-	KUNIT_CASE(rxmod_full_budget_polls_again),
+	KUNIT_CASE(rxmod_budget_polls_again),
+	KUNIT_CASE(rxmod_idle_flow_immediate),
+	KUNIT_CASE(rxmod_load_batches),
+	KUNIT_CASE(rxmod_bounds),
+	KUNIT_CASE(rxmod_usecs_zero_disables),
+	KUNIT_CASE(rxmod_fixed),
 	{}
 };
 

@@ -52,3 +52,25 @@ u32 vnet_tx_irq_frames(const struct vnet_tx_coal *c, unsigned int ring)
 		return c->irq_frames;
 	return ring > 1 ? ring / 2 : 1;
 }
+
+void vnet_rx_coal_default(struct vnet_rx_coal *c)
+{
+	c->usecs = VNET_RX_USECS_DEFAULT;
+	c->frames = VNET_RX_FRAMES_DEFAULT;
+	c->adaptive = VNET_RX_ADAPTIVE_DEFAULT;
+}
+
+/* As vnet_tx_coal_check(), for a @ring-entry RX ring. */
+int vnet_rx_coal_check(const struct vnet_rx_coal *c, unsigned int ring,
+		       const char **why)
+{
+	if (c->usecs > VNET_RX_USECS_MAX) {
+		*why = "rx-usecs must be at most 10000";
+		return -EINVAL;
+	}
+	if (c->frames > ring) {
+		*why = "rx-frames cannot exceed the RX ring size";
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -117,33 +117,47 @@ static u16 vnet_read_max_pairs(struct virtio_device *vdev)
 }
 
 /*
- * TX coalescing from the module options, checked against the ring now
- * that it is known; a combination that does not hold falls back to the
- * defaults, with a warning.
+ * Coalescing from the module options, checked against the rings now that
+ * they are known; a combination that does not hold falls back to the
+ * defaults, with a warning naming the options.
  */
-static void vnet_probe_tx_coal(struct vnet *vi)
+static void vnet_probe_coal(struct vnet *vi)
 {
-	struct vnet_tx_coal c = {
+	struct vnet_tx_coal tc = {
 		.frames = vnet_opts.tx_frames,
 		.usecs = vnet_opts.tx_usecs,
 		.adaptive = vnet_opts.adaptive_tx,
 		.irq_frames = vnet_opts.tx_frames_irq,
 		.irq_usecs = vnet_opts.tx_usecs_irq,
 	};
-	unsigned int ring = virtqueue_get_vring_size(vi->qp[0].sq.vq);
+	struct vnet_rx_coal rc = {
+		.usecs = vnet_opts.rx_usecs,
+		.frames = vnet_opts.rx_frames,
+		.adaptive = vnet_opts.adaptive_rx,
+	};
 	const char *why;
 	unsigned int i;
 
-	if (vnet_tx_coal_check(&c, ring, &why)) {
+	if (vnet_tx_coal_check(&tc, virtqueue_get_vring_size(vi->qp[0].sq.vq),
+			       &why)) {
 		dev_warn(&vi->vdev->dev,
 			 "options tx_frames=%u tx_usecs=%u tx_frames_irq=%u tx_usecs_irq=%u: %s; using the defaults\n",
-			 c.frames, c.usecs, c.irq_frames, c.irq_usecs, why);
-		vnet_tx_coal_default(&c);
+			 tc.frames, tc.usecs, tc.irq_frames, tc.irq_usecs, why);
+		vnet_tx_coal_default(&tc);
 	}
-	vi->tx_coal = c;
+	if (vnet_rx_coal_check(&rc, virtqueue_get_vring_size(vi->qp[0].rq.vq),
+			       &why)) {
+		dev_warn(&vi->vdev->dev,
+			 "options rx_usecs=%u rx_frames=%u: %s; using the defaults\n",
+			 rc.usecs, rc.frames, why);
+		vnet_rx_coal_default(&rc);
+	}
+	vi->tx_coal = tc;
+	vi->rx_coal = rc;
 	for (i = 0; i < vi->max_pairs; i++) {
-		vi->qp[i].sq.coal = c;
+		vi->qp[i].sq.coal = tc;
 		vnet_tx_setup(&vi->qp[i].sq);
+		vnet_rx_set_coal(&vi->qp[i].rq, &rc);
 	}
 }
 
@@ -272,7 +286,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	err = vnet_vqs_init(vi);
 	if (err)
 		goto free_qps;
-	vnet_probe_tx_coal(vi);
+	vnet_probe_coal(vi);
 
 	vi->curr_pairs = vnet_default_pairs(max_pairs, num_online_cpus(),
 					    vnet_opts.max_queue_pairs);

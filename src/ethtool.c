@@ -213,6 +213,9 @@ static int vnet_set_link_ksettings(struct net_device *dev,
 						  &vi->duplex);
 }
 
+#define VNET_RX_COAL_PARAMS	(ETHTOOL_COALESCE_RX_USECS |		\
+				 ETHTOOL_COALESCE_RX_MAX_FRAMES |	\
+				 ETHTOOL_COALESCE_USE_ADAPTIVE_RX)
 #define VNET_TX_COAL_PARAMS	(ETHTOOL_COALESCE_TX_USECS |		\
 				 ETHTOOL_COALESCE_TX_MAX_FRAMES |	\
 				 ETHTOOL_COALESCE_TX_USECS_IRQ |	\
@@ -225,10 +228,15 @@ static int vnet_set_link_ksettings(struct net_device *dev,
 #define VNET_TX_AGGR_PARAMS	0
 #endif
 
-static void vnet_coal_to_ec(const struct vnet_sq *sq,
+static void vnet_coal_to_ec(const struct vnet_qp *qp,
 			    struct ethtool_coalesce *ec)
 {
-	const struct vnet_tx_coal *c = &sq->coal;
+	const struct vnet_tx_coal *c = &qp->sq.coal;
+	const struct vnet_sq *sq = &qp->sq;
+
+	ec->rx_coalesce_usecs = qp->rq.coal.usecs;
+	ec->rx_max_coalesced_frames = qp->rq.coal.frames;
+	ec->use_adaptive_rx_coalesce = qp->rq.coal.adaptive;
 
 	ec->tx_max_coalesced_frames = c->frames;
 	ec->tx_coalesce_usecs = c->usecs;
@@ -239,8 +247,11 @@ static void vnet_coal_to_ec(const struct vnet_sq *sq,
 }
 
 static void vnet_ec_to_coal(const struct ethtool_coalesce *ec,
-			    struct vnet_tx_coal *c)
+			    struct vnet_tx_coal *c, struct vnet_rx_coal *rc)
 {
+	rc->usecs = ec->rx_coalesce_usecs;
+	rc->frames = ec->rx_max_coalesced_frames;
+	rc->adaptive = ec->use_adaptive_rx_coalesce;
 	c->frames = ec->tx_max_coalesced_frames;
 	c->usecs = ec->tx_coalesce_usecs;
 	c->adaptive = ec->use_adaptive_tx_coalesce;
@@ -248,10 +259,11 @@ static void vnet_ec_to_coal(const struct ethtool_coalesce *ec,
 	c->irq_usecs = ec->tx_coalesce_usecs_irq;
 }
 
-/* Check @c against every queue in [first, last) and apply it there. */
-static int vnet_apply_tx_coal(struct net_device *dev, unsigned int first,
-			      unsigned int last, const struct vnet_tx_coal *c,
-			      struct netlink_ext_ack *extack)
+/* Check the settings against every pair in [first, last), then apply. */
+static int vnet_apply_coal(struct net_device *dev, unsigned int first,
+			   unsigned int last, const struct vnet_tx_coal *c,
+			   const struct vnet_rx_coal *rc,
+			   struct netlink_ext_ack *extack)
 {
 	struct vnet *vi = netdev_priv(dev);
 	const char *why;
@@ -259,6 +271,8 @@ static int vnet_apply_tx_coal(struct net_device *dev, unsigned int first,
 
 	for (i = first; i < last; i++) {
 		if (vnet_tx_coal_check(c, virtqueue_get_vring_size(vi->qp[i].sq.vq),
+				       &why) ||
+		    vnet_rx_coal_check(rc, virtqueue_get_vring_size(vi->qp[i].rq.vq),
 				       &why)) {
 			vnet_extack_msg(extack, why);
 			netdev_err(dev, "coalescing: %s\n", why);
@@ -271,6 +285,7 @@ static int vnet_apply_tx_coal(struct net_device *dev, unsigned int first,
 		__netif_tx_lock_bh(txq);
 		vnet_tx_set_coal(&vi->qp[i].sq, c);
 		__netif_tx_unlock_bh(txq);
+		vnet_rx_set_coal(&vi->qp[i].rq, rc);
 	}
 	return 0;
 }
@@ -279,7 +294,7 @@ static int vnet_get_coalesce(VNET_COALESCE_ARGS)
 {
 	struct vnet *vi = netdev_priv(dev);
 
-	vnet_coal_to_ec(&vi->qp[0].sq, ec);
+	vnet_coal_to_ec(&vi->qp[0], ec);
 #if VNET_HAVE_TX_AGGR
 	kec->tx_aggr_max_frames = ec->tx_max_coalesced_frames;
 	kec->tx_aggr_time_usecs = ec->tx_coalesce_usecs;
@@ -292,10 +307,11 @@ static int vnet_set_coalesce(VNET_COALESCE_ARGS)
 {
 	struct netlink_ext_ack *ack = VNET_COALESCE_EXTACK;
 	struct vnet *vi = netdev_priv(dev);
+	struct vnet_rx_coal rc;
 	struct vnet_tx_coal c;
 	int err;
 
-	vnet_ec_to_coal(ec, &c);
+	vnet_ec_to_coal(ec, &c, &rc);
 #if VNET_HAVE_TX_AGGR
 	/*
 	 * tx-aggr-max-frames/-time-usecs are the same settings as
@@ -324,9 +340,11 @@ static int vnet_set_coalesce(VNET_COALESCE_ARGS)
 		}
 	}
 #endif
-	err = vnet_apply_tx_coal(dev, 0, vi->max_pairs, &c, ack);
-	if (!err)
+	err = vnet_apply_coal(dev, 0, vi->max_pairs, &c, &rc, ack);
+	if (!err) {
 		vi->tx_coal = c;
+		vi->rx_coal = rc;
+	}
 	return err;
 }
 
@@ -337,7 +355,7 @@ static int vnet_get_per_queue_coalesce(struct net_device *dev, u32 queue,
 
 	if (queue >= vi->max_pairs)
 		return -EINVAL;
-	vnet_coal_to_ec(&vi->qp[queue].sq, ec);
+	vnet_coal_to_ec(&vi->qp[queue], ec);
 	return 0;
 }
 
@@ -345,6 +363,7 @@ static int vnet_set_per_queue_coalesce(struct net_device *dev, u32 queue,
 				       struct ethtool_coalesce *ec)
 {
 	struct vnet *vi = netdev_priv(dev);
+	struct vnet_rx_coal rc;
 	struct vnet_tx_coal c;
 
 	if (queue >= vi->max_pairs) {
@@ -352,8 +371,8 @@ static int vnet_set_per_queue_coalesce(struct net_device *dev, u32 queue,
 			   queue, vi->max_pairs);
 		return -EINVAL;
 	}
-	vnet_ec_to_coal(ec, &c);
-	return vnet_apply_tx_coal(dev, queue, queue + 1, &c, NULL);
+	vnet_ec_to_coal(ec, &c, &rc);
+	return vnet_apply_coal(dev, queue, queue + 1, &c, &rc, NULL);
 }
 
 static int vnet_get_sset_count(struct net_device *dev, int sset)
@@ -375,7 +394,8 @@ static void vnet_get_ethtool_stats(struct net_device *dev,
 }
 
 const struct ethtool_ops vnet_ethtool_ops = {
-	.supported_coalesce_params = VNET_TX_COAL_PARAMS | VNET_TX_AGGR_PARAMS,
+	.supported_coalesce_params = VNET_RX_COAL_PARAMS | VNET_TX_COAL_PARAMS |
+				     VNET_TX_AGGR_PARAMS,
 	.get_drvinfo		= vnet_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
 	.get_ts_info		= ethtool_op_get_ts_info,

@@ -26,6 +26,9 @@ struct vnet_options vnet_opts = {
 	.adaptive_tx = VNET_TX_ADAPTIVE_DEFAULT,
 	.tx_frames_irq = VNET_TX_IRQ_FRAMES_DEFAULT,
 	.tx_usecs_irq = VNET_TX_IRQ_USECS_DEFAULT,
+	.rx_usecs = VNET_RX_USECS_DEFAULT,
+	.rx_frames = VNET_RX_FRAMES_DEFAULT,
+	.adaptive_rx = VNET_RX_ADAPTIVE_DEFAULT,
 };
 
 struct vnet_bool_opt {
@@ -166,6 +169,30 @@ static struct vnet_int_opt vnet_opt_tx_usecs_irq = {
 module_param_cb(tx_usecs_irq, &vnet_int_ops, &vnet_opt_tx_usecs_irq, 0444);
 MODULE_PARM_DESC(tx_usecs_irq,
 		 "Longest a sent buffer waits to be reclaimed, 0..100000 us; 0 = stock behaviour, a TX interrupt per burst (default 1000)");
+
+/* RX moderation defaults (see coal.h and rx_moderation.h). */
+static struct vnet_int_opt vnet_opt_rx_usecs = {
+	.val = &vnet_opts.rx_usecs, .def = VNET_RX_USECS_DEFAULT,
+	.min = 0, .max = VNET_RX_USECS_MAX,
+};
+module_param_cb(rx_usecs, &vnet_int_ops, &vnet_opt_rx_usecs, 0444);
+MODULE_PARM_DESC(rx_usecs,
+		 "Longest the receive interrupt stays off after a busy poll, 0..10000 us; 0 = no deferral (default 100)");
+
+static struct vnet_int_opt vnet_opt_rx_frames = {
+	.val = &vnet_opts.rx_frames, .def = VNET_RX_FRAMES_DEFAULT,
+	.min = 0, .max = VNET_RING_MAX,
+};
+module_param_cb(rx_frames, &vnet_int_ops, &vnet_opt_rx_frames, 0444);
+MODULE_PARM_DESC(rx_frames,
+		 "Packets a poll must find to defer (adaptive: to aim for per poll) (default 32)");
+
+static struct vnet_bool_opt vnet_opt_adaptive_rx = {
+	.val = &vnet_opts.adaptive_rx, .def = VNET_RX_ADAPTIVE_DEFAULT,
+};
+module_param_cb(adaptive_rx, &vnet_bool_ops, &vnet_opt_adaptive_rx, 0444);
+MODULE_PARM_DESC(adaptive_rx,
+		 "Size receive deferrals from the load; idle flows get interrupts at once (default Y)");
 
 static int __init vnet_init(void)
 {

@@ -117,6 +117,7 @@ static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 int vnet_poll_rx(struct napi_struct *napi, int budget)
 {
 	struct vnet_rq *rq = container_of(napi, struct vnet_rq, napi);
+	u64 defer_ns = 0;
 	int done;
 
 	vnet_poll_cleantx(rq->qp, budget);
@@ -126,11 +127,31 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	u64_stats_inc(&rq->stats.napi_polls);
 	u64_stats_update_end(&rq->stats.syncp);
 
-	if (vnet_rx_mod_decide(&rq->mod, done, budget) == VNET_RX_REARM &&
-	    vnet_napi_complete(napi, rq->vq, done)) {
-		u64_stats_update_begin(&rq->stats.syncp);
-		u64_stats_inc(&rq->stats.rearms);
-		u64_stats_update_end(&rq->stats.syncp);
+	switch (vnet_rx_mod_decide(&rq->mod, &rq->mod_cfg, done, budget,
+				   &defer_ns)) {
+	case VNET_RX_POLL_AGAIN:
+		break;
+	case VNET_RX_REARM:
+		if (vnet_napi_complete(napi, rq->vq, done)) {
+			u64_stats_update_begin(&rq->stats.syncp);
+			u64_stats_inc(&rq->stats.rearms);
+			u64_stats_update_end(&rq->stats.syncp);
+		}
+		break;
+	case VNET_RX_DEFER:
+		/*
+		 * The interrupt stays off; the pair's timer polls again.  If
+		 * the core keeps the instance (busy polling, deferred hard
+		 * interrupts), it polls again itself.
+		 */
+		if (napi_complete_done(napi, done)) {
+			vnet_qp_timer_request(&rq->qp->timer, VNET_TIMER_RX_POLL,
+					      defer_ns);
+			u64_stats_update_begin(&rq->stats.syncp);
+			u64_stats_inc(&rq->stats.deferrals);
+			u64_stats_update_end(&rq->stats.syncp);
+		}
+		break;
 	}
 	return done;
 }

@@ -518,6 +518,19 @@ void vnet_rx_free_pages(struct vnet_rq *rq)
 	}
 }
 
+/*
+ * New RX moderation settings.  A poll running meanwhile may see a mix of
+ * old and new values once; both are valid settings, so that is harmless.
+ */
+void vnet_rx_set_coal(struct vnet_rq *rq, const struct vnet_rx_coal *c)
+{
+	rq->coal = *c;
+	rq->mod_cfg.usecs = c->usecs;
+	rq->mod_cfg.frames = c->frames;
+	rq->mod_cfg.adaptive = c->adaptive;
+	memset(&rq->mod, 0, sizeof(rq->mod));
+}
+
 /* Per-queue receive state that depends on the ring size. */
 void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq)
 {

@@ -24,6 +24,8 @@ enum vnet_stat_src {
 	VNET_SRC_TIMEOUTS,	/* TX watchdog */
 	VNET_SRC_TX_TIMER_ARMS,	/* pair timer armed for TX (flush, reclaim) */
 	VNET_SRC_MAX_HOLD,	/* longest kick hold, in microseconds */
+	VNET_SRC_RX_TIMER_ARMS,	/* pair timer armed for RX deferrals */
+	VNET_SRC_PER_POLL,	/* packets per NAPI poll, average */
 };
 
 struct vnet_stat_desc {
@@ -80,6 +82,9 @@ static const struct vnet_stat_desc vnet_rq_descs[] = {
 	VNET_IRQ_STAT("interrupts"),
 	VNET_RQ_STAT("napi_polls", napi_polls),
 	VNET_RQ_STAT("irq_rearms", rearms),
+	VNET_RQ_STAT("deferrals", deferrals),
+	{ "deferral_arms", VNET_SRC_RX_TIMER_ARMS, 0 },
+	{ "packets_per_poll", VNET_SRC_PER_POLL, 0 },
 	VNET_RQ_STAT("drops_bad_length", drop_bad_len),
 	VNET_RQ_STAT("drops_bad_header", drop_bad_hdr),
 	VNET_RQ_STAT("drops_no_memory", drop_nomem),
@@ -184,11 +189,24 @@ static u64 vnet_tx_timer_arms(struct vnet_qp_timer *t)
  * Read the counters @d of one queue: @syncp/@main is its main group, @irq
  * its interrupt group; @sq is set for a send queue.
  */
+static u64 vnet_rx_per_poll(const struct vnet_rq *rq)
+{
+	u64 polls = vnet_read_ctr(&rq->stats.syncp, &rq->stats,
+				  offsetof(struct vnet_rq_stats, napi_polls));
+	u64 packets = vnet_read_ctr(&rq->stats.syncp, &rq->stats,
+				    offsetof(struct vnet_rq_stats, packets));
+
+	return polls ? div64_u64(packets, polls) : 0;
+}
+
 static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 			    const struct u64_stats_sync *syncp,
 			    const void *main, const struct vnet_irq_stats *irq,
-			    struct vnet_sq *sq, u64 *out)
+			    struct vnet_qp *qp, u64 *out)
 {
+	struct vnet_sq *sq = &qp->sq;
+	u64 arms, fires;
+
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
@@ -209,6 +227,14 @@ static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 			out[i] = div_u64(READ_ONCE(sq->kick.max_hold_ns),
 					 NSEC_PER_USEC);
 			break;
+		case VNET_SRC_RX_TIMER_ARMS:
+			vnet_qp_timer_counts(&qp->timer, VNET_TIMER_RX_POLL,
+					     &arms, &fires);
+			out[i] = arms;
+			break;
+		case VNET_SRC_PER_POLL:
+			out[i] = vnet_rx_per_poll(&qp->rq);
+			break;
 		}
 	}
 }
@@ -226,14 +252,14 @@ void vnet_stats_values(const struct vnet *vi, u64 *data)
 		const struct vnet_rq *rq = &vi->qp[q].rq;
 
 		vnet_read_descs(vnet_rq_descs, n_rq, &rq->stats.syncp,
-				&rq->stats, &rq->irq, NULL, data);
+				&rq->stats, &rq->irq, &vi->qp[q], data);
 		data += n_rq;
 	}
 	for (q = 0; q < vi->curr_pairs; q++) {
 		struct vnet_sq *sq = &vi->qp[q].sq;
 
 		vnet_read_descs(vnet_sq_descs, n_sq, &sq->stats.syncp,
-				&sq->stats, &sq->irq, sq, data);
+				&sq->stats, &sq->irq, &vi->qp[q], data);
 		data += n_sq;
 	}
 
