@@ -12,6 +12,10 @@
 
 #define VNET_BIT(f)	(1ULL << (f))
 
+/* Feature bits newer than some supported kernels' headers (virtio 1.3). */
+#define VNET_F_VQ_NOTF_COAL	52	/* per-virtqueue notification coalescing */
+#define VNET_F_NOTF_COAL	53	/* notification coalescing */
+
 struct vnet_netdev_features {
 	netdev_features_t features;	/* enabled at probe */
 	netdev_features_t hw_features;	/* user may toggle */

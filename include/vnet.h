@@ -28,6 +28,7 @@
 #include "reclaim_policy.h"
 #include "rx_moderation.h"
 #include "coal.h"
+#include "dev_coal.h"
 
 #define VNET_DRV_NAME		"virtio_net"
 
@@ -173,6 +174,8 @@ struct vnet_ctrl {
 		__virtio16 vid;
 		__virtio16 pairs;
 		__virtio64 offloads;
+		struct vnet_coal_wire coal;
+		struct vnet_coal_vq_wire coal_vq;
 	} u;
 };
 
@@ -194,6 +197,8 @@ struct vnet {
 	bool any_header_sg;
 	bool has_cvq;
 	bool little_endian;
+	/* The device coalesces its interrupts (NOTF_COAL or VQ_NOTF_COAL). */
+	bool dev_coal;
 	/* The device may coalesce received frames (any GUEST_TSO/UFO). */
 	bool guest_gso;
 
@@ -324,6 +329,7 @@ int vnet_ctrl_set_mac_table(struct vnet *vi, struct net_device *dev);
 int vnet_ctrl_vlan(struct vnet *vi, u16 vid, bool add);
 int vnet_ctrl_set_offloads(struct vnet *vi, u64 offloads);
 int vnet_ctrl_announce_ack(struct vnet *vi);
+int vnet_ctrl_dev_coal(struct vnet *vi, unsigned int first, unsigned int last);
 
 /* netdev.c */
 extern const struct net_device_ops vnet_netdev_ops;

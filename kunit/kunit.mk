@@ -13,4 +13,5 @@ vnet_kunit-y := \
 	src/rx_buf.o		kunit/rx_buf_test.o \
 	src/features.o		kunit/features_test.o \
 	src/coal.o		kunit/coal_test.o \
+	src/dev_coal.o		kunit/dev_coal_test.o \
 	src/params.o		kunit/params_test.o

@@ -12,6 +12,7 @@
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 #include "compat.h"
+#include "features.h"
 #include "vnet.h"
 
 #define VNET_CTRL_MAX_SG	4
@@ -230,4 +231,69 @@ int vnet_ctrl_announce_ack(struct vnet *vi)
 			       VIRTIO_NET_CTRL_ANNOUNCE_ACK, NULL, 0);
 	mutex_unlock(&vi->ctrl_lock);
 	return err;
+}
+
+static int vnet_ctrl_coal_global(struct vnet *vi, u8 cmd, u32 packets,
+				 u32 usecs)
+{
+	int err;
+
+	mutex_lock(&vi->ctrl_lock);
+	vnet_coal_encode(&vi->ctrl->u.coal, packets, usecs);
+	err = vnet_ctrl_simple(vi, VNET_CTRL_NOTF_COAL, cmd, &vi->ctrl->u.coal,
+			       sizeof(vi->ctrl->u.coal));
+	mutex_unlock(&vi->ctrl_lock);
+	return err;
+}
+
+static int vnet_ctrl_coal_vq(struct vnet *vi, u16 vqn, u32 packets, u32 usecs)
+{
+	int err;
+
+	mutex_lock(&vi->ctrl_lock);
+	vnet_coal_encode_vq(&vi->ctrl->u.coal_vq, vqn, packets, usecs);
+	err = vnet_ctrl_simple(vi, VNET_CTRL_NOTF_COAL,
+			       VNET_CTRL_NOTF_COAL_VQ_SET, &vi->ctrl->u.coal_vq,
+			       sizeof(vi->ctrl->u.coal_vq));
+	mutex_unlock(&vi->ctrl_lock);
+	return err;
+}
+
+/*
+ * Program the device's own interrupt coalescing for pairs [first, last)
+ * from their settings (see dev_coal.h): per virtqueue where the device
+ * allows it, else once for the whole device from pair 0.
+ */
+int vnet_ctrl_dev_coal(struct vnet *vi, unsigned int first, unsigned int last)
+{
+	unsigned int i, ring;
+	int err = 0;
+
+	if (!vi->dev_coal)
+		return 0;
+	for (i = first; i < last; i++) {
+		struct vnet_qp *qp = &vi->qp[i];
+
+		ring = virtqueue_get_vring_size(qp->sq.vq);
+		if (vnet_has(vi, VNET_F_VQ_NOTF_COAL)) {
+			err = vnet_ctrl_coal_vq(vi, 2 * i, qp->rq.coal.frames,
+						qp->rq.coal.usecs) ?:
+			      vnet_ctrl_coal_vq(vi, 2 * i + 1,
+						vnet_tx_irq_frames(&qp->sq.coal, ring),
+						qp->sq.coal.irq_usecs);
+		} else if (i == 0) {
+			err = vnet_ctrl_coal_global(vi, VNET_CTRL_NOTF_COAL_RX_SET,
+						    qp->rq.coal.frames,
+						    qp->rq.coal.usecs) ?:
+			      vnet_ctrl_coal_global(vi, VNET_CTRL_NOTF_COAL_TX_SET,
+						    vnet_tx_irq_frames(&qp->sq.coal, ring),
+						    qp->sq.coal.irq_usecs);
+		}
+		if (err) {
+			dev_warn(&vi->vdev->dev, "device refused coalescing settings for pair %u\n",
+				 i);
+			return err;
+		}
+	}
+	return 0;
 }

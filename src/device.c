@@ -181,6 +181,8 @@ static int vnet_setup_layout(struct vnet *vi)
 	vi->little_endian = virtio_is_little_endian(vdev);
 	vi->guest_gso = vnet_guest_gso(vdev->features);
 	vi->has_cvq = vnet_has(vi, VIRTIO_NET_F_CTRL_VQ);
+	vi->dev_coal = vnet_has(vi, VNET_F_NOTF_COAL) ||
+		       vnet_has(vi, VNET_F_VQ_NOTF_COAL);
 
 	dev->min_mtu = ETH_MIN_MTU;
 	dev->max_mtu = ETH_MAX_MTU;
@@ -316,6 +318,7 @@ static int vnet_probe(struct virtio_device *vdev)
 		netdev_warn(dev, "device refused MAC address %pM\n",
 			    dev->dev_addr);
 	vnet_rx_mode_enable(vi, true);
+	vnet_ctrl_dev_coal(vi, 0, vi->max_pairs);
 	rtnl_unlock();
 
 	/* Link: from config space if the device reports it, else up. */
@@ -445,6 +448,7 @@ static unsigned int vnet_features[] = {
 	VIRTIO_NET_F_CTRL_VLAN, VIRTIO_NET_F_GUEST_ANNOUNCE,
 	VIRTIO_NET_F_MQ, VIRTIO_NET_F_CTRL_MAC_ADDR,
 	VIRTIO_NET_F_CTRL_GUEST_OFFLOADS, VIRTIO_NET_F_SPEED_DUPLEX,
+	VNET_F_NOTF_COAL, VNET_F_VQ_NOTF_COAL,
 	/* legacy only */
 	VIRTIO_NET_F_GSO, VIRTIO_F_ANY_LAYOUT,
 };

@@ -287,7 +287,7 @@ static int vnet_apply_coal(struct net_device *dev, unsigned int first,
 		__netif_tx_unlock_bh(txq);
 		vnet_rx_set_coal(&vi->qp[i].rq, rc);
 	}
-	return 0;
+	return vnet_ctrl_dev_coal(vi, first, last);
 }
 
 static int vnet_get_coalesce(VNET_COALESCE_ARGS)

@@ -198,6 +198,7 @@ void vnet_replay_filters(struct vnet *vi)
 	for_each_set_bit(vid, vi->vlans, VLAN_N_VID)
 		if (vnet_ctrl_vlan(vi, vid, true))
 			netdev_warn(dev, "device refused to add VLAN %u\n", vid);
+	vnet_ctrl_dev_coal(vi, 0, vi->max_pairs);
 }
 
 const struct net_device_ops vnet_netdev_ops = {

@@ -525,7 +525,8 @@ void vnet_rx_free_pages(struct vnet_rq *rq)
 void vnet_rx_set_coal(struct vnet_rq *rq, const struct vnet_rx_coal *c)
 {
 	rq->coal = *c;
-	rq->mod_cfg.usecs = c->usecs;
+	/* A device that coalesces its own interrupts needs no deferral. */
+	rq->mod_cfg.usecs = rq->qp->vi->dev_coal ? 0 : c->usecs;
 	rq->mod_cfg.frames = c->frames;
 	rq->mod_cfg.adaptive = c->adaptive;
 	memset(&rq->mod, 0, sizeof(rq->mod));
