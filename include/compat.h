@@ -138,6 +138,20 @@ static inline void vnet_queue_set_napi(struct net_device *dev,
 #endif
 }
 
+/*
+ * XPS for CPUs from a context that already holds the CPU hotplug lock:
+ * the map type became an enum in 5.14 (a bool "is_rxqs_map" before).
+ */
+static inline int vnet_set_xps_cpus(struct net_device *dev,
+				    const unsigned long *mask, u16 index)
+{
+#ifdef VNET_HAVE_XPS_MAP_TYPE
+	return __netif_set_xps_queue(dev, mask, index, XPS_CPUS);
+#else
+	return __netif_set_xps_queue(dev, mask, index, false);
+#endif
+}
+
 /* hrtimer_setup() replaced hrtimer_init() + ->function in 6.13. */
 static inline void vnet_hrtimer_setup(struct hrtimer *t,
 				      enum hrtimer_restart (*fn)(struct hrtimer *),

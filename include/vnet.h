@@ -227,6 +227,12 @@ struct vnet {
 	struct work_struct rx_mode_work;
 	struct work_struct config_work;
 
+	/* Affinity plan (affinity.c), guarded by its lock. */
+	struct list_head aff_node;
+	bool aff_active;
+	u16 *aff_cpu;			/* [max_pairs] IRQ CPU, U16_MAX: none */
+	struct cpumask **aff_xps;	/* [max_pairs] XPS CPUs */
+
 	/* VLANs added, replayed to the device after a reset. */
 	unsigned long vlans[BITS_TO_LONGS(VLAN_N_VID)];
 
@@ -336,6 +342,19 @@ extern const struct net_device_ops vnet_netdev_ops;
 void vnet_rx_mode_work(struct work_struct *work);
 void vnet_rx_mode_enable(struct vnet *vi, bool on);
 void vnet_replay_filters(struct vnet *vi);
+
+/* affinity.c */
+int vnet_affinity_init(void);
+void vnet_affinity_exit(void);
+int vnet_affinity_alloc(struct vnet *vi);
+void vnet_affinity_free(struct vnet *vi);
+void vnet_affinity_start(struct vnet *vi);
+void vnet_affinity_stop(struct vnet *vi, bool remove);
+void vnet_affinity_update(void);
+ssize_t vnet_affinity_show(struct vnet *vi, char *buf);
+
+/* sysfs.c */
+void vnet_sysfs_register(struct net_device *dev);
 
 /* ethtool.c */
 extern const struct ethtool_ops vnet_ethtool_ops;

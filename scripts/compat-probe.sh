@@ -41,6 +41,8 @@ probe NAPI_ADD_TX_WEIGHT include/linux/netdevice.h \
 	'netif_napi_add_tx_weight\('
 probe NETIF_QUEUE_SET_NAPI include/linux/netdevice.h \
 	'void netif_queue_set_napi\('
+probe XPS_MAP_TYPE include/linux/netdevice.h \
+	'enum xps_map_type \{'
 probe HRTIMER_SETUP include/linux/hrtimer.h \
 	'void hrtimer_setup\('
 probe ETH_HW_ADDR_SET include/linux/etherdevice.h \

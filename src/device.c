@@ -227,6 +227,7 @@ static void vnet_setup_netdev(struct vnet *vi)
 	dev->priv_flags |= IFF_UNICAST_FLT | IFF_LIVE_ADDR_CHANGE;
 	SET_NETDEV_DEV(dev, &vdev->dev);
 	vnet_stats_register_qstats(dev);
+	vnet_sysfs_register(dev);
 
 	vnet_pick_netdev_features(vdev->features, vnet_opts.csum,
 				  vnet_opts.gso, &nf);
@@ -285,6 +286,9 @@ static int vnet_probe(struct virtio_device *vdev)
 	err = vnet_qps_alloc(vi);
 	if (err)
 		goto free_ctrl;
+	err = vnet_affinity_alloc(vi);
+	if (err)
+		goto free_qps;
 	err = vnet_vqs_init(vi);
 	if (err)
 		goto free_qps;
@@ -330,6 +334,8 @@ static int vnet_probe(struct virtio_device *vdev)
 		netif_carrier_on(dev);
 	}
 
+	vnet_affinity_start(vi);
+
 	netdev_info(dev, "virtio-net-dkms %s: %u of %u queue pairs, %s receive buffers, MTU %u..%u\n",
 		    VNET_VERSION, vi->curr_pairs, max_pairs,
 		    vnet_rx_mode_names[vi->rx_mode], dev->min_mtu,
@@ -339,6 +345,7 @@ static int vnet_probe(struct virtio_device *vdev)
 free_vqs:
 	vnet_vqs_teardown(vi);
 free_qps:
+	vnet_affinity_free(vi);
 	vnet_qps_free(vi);
 free_ctrl:
 	kfree(vi->ctrl);
@@ -352,9 +359,11 @@ static void vnet_remove(struct virtio_device *vdev)
 	struct vnet *vi = vdev->priv;
 
 	cancel_work_sync(&vi->config_work);
+	vnet_affinity_stop(vi, true);
 	unregister_netdev(vi->dev);
 	vnet_rx_mode_enable(vi, false);
 	vnet_vqs_teardown(vi);
+	vnet_affinity_free(vi);
 	vnet_qps_free(vi);
 	kfree(vi->ctrl);
 	free_netdev(vi->dev);
@@ -367,6 +376,7 @@ static void __maybe_unused vnet_quiesce(struct vnet *vi)
 
 	cancel_work_sync(&vi->config_work);
 	vnet_rx_mode_enable(vi, false);
+	vnet_affinity_stop(vi, false);
 
 	rtnl_lock();
 	netif_tx_lock_bh(dev);
@@ -416,6 +426,7 @@ static int __maybe_unused vnet_restore(struct virtio_device *vdev)
 	rtnl_unlock();
 
 	vnet_rx_mode_enable(vi, true);
+	vnet_affinity_start(vi);
 	vi->status = 0;
 	if (vnet_has(vi, VIRTIO_NET_F_STATUS)) {
 		schedule_work(&vi->config_work);

@@ -54,6 +54,7 @@ static int vnet_set_channels(struct net_device *dev,
 {
 	struct vnet *vi = netdev_priv(dev);
 	unsigned int pairs = ch->combined_count;
+	int err;
 
 	if (ch->rx_count || ch->tx_count || ch->other_count) {
 		vnet_refuse(dev, NULL,
@@ -67,7 +68,10 @@ static int vnet_set_channels(struct net_device *dev,
 	}
 	if (pairs == vi->curr_pairs)
 		return 0;
-	return vnet_set_pairs(vi, pairs);
+	err = vnet_set_pairs(vi, pairs);
+	if (!err)
+		vnet_affinity_update();
+	return err;
 }
 
 static void vnet_get_ringparam(VNET_RINGPARAM_ARGS)

@@ -196,12 +196,21 @@ MODULE_PARM_DESC(adaptive_rx,
 
 static int __init vnet_init(void)
 {
-	return register_virtio_driver(&vnet_driver);
+	int err;
+
+	err = vnet_affinity_init();
+	if (err)
+		return err;
+	err = register_virtio_driver(&vnet_driver);
+	if (err)
+		vnet_affinity_exit();
+	return err;
 }
 
 static void __exit vnet_exit(void)
 {
 	unregister_virtio_driver(&vnet_driver);
+	vnet_affinity_exit();
 }
 
 module_init(vnet_init);

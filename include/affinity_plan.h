@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Affinity planner: where each queue pair's interrupts (and so its NAPI)
+ * run, and which CPUs transmit on it (XPS).  A pure function of a
+ * topology description, tested with KUnit over synthetic topologies.
+ *
+ * Rules, in order:
+ *  - pairs go to NUMA nodes in proportion to their online CPUs; the
+ *    NICs planned together share one count, so several NICs spread over
+ *    the machine instead of piling onto the same CPUs;
+ *  - within a node a pair's interrupt goes to the least loaded CPU,
+ *    distinct cores before SMT siblings, last-level caches in turn;
+ *  - with more pairs than CPUs the assignment wraps round robin, and no
+ *    CPU ever carries two more pairs than another;
+ *  - each CPU transmits on the pairs whose interrupt it takes; a CPU
+ *    without one transmits on a pair of its own last-level cache, else of
+ *    its node, else any, always the pair with the fewest such CPUs;
+ *  - ties go to the lowest number: the plan is deterministic.
+ */
+#ifndef VNET_AFFINITY_PLAN_H
+#define VNET_AFFINITY_PLAN_H
+
+#include <linux/types.h>
+
+/* One online CPU. */
+struct vnet_topo_cpu {
+	u16 cpu;	/* CPU number */
+	u16 node;	/* NUMA node */
+	u16 core;	/* identifies the physical core (SMT siblings share it) */
+	u16 llc;	/* identifies the last-level cache */
+};
+
+/* Working space and results; sized by the caller (see vnet_plan_alloc). */
+struct vnet_plan {
+	unsigned int ncpus;		/* entries in cpus[] */
+	unsigned int mask_bits;	/* bits in each XPS mask */
+	const struct vnet_topo_cpu *cpus;
+	unsigned int total_pairs;	/* over all NICs */
+	u16 *irq_cpu;			/* [total_pairs] */
+	unsigned long *xps;		/* [total_pairs][BITS_TO_LONGS(mask_bits)] */
+	/* scratch */
+	unsigned int *load;		/* [ncpus] pairs per CPU */
+	unsigned int *order;		/* [ncpus] spread order */
+	unsigned int *rank;		/* [ncpus] thread rank within its core */
+	unsigned int *xps_count;	/* [total_pairs] */
+};
+
+int vnet_plan_alloc(struct vnet_plan *p, const struct vnet_topo_cpu *cpus,
+		    unsigned int ncpus, unsigned int mask_bits,
+		    unsigned int total_pairs, gfp_t gfp);
+void vnet_plan_free(struct vnet_plan *p);
+unsigned long *vnet_plan_xps(const struct vnet_plan *p, unsigned int pair);
+int vnet_affinity_plan(struct vnet_plan *p, const unsigned int *pairs,
+		       unsigned int nnics);
+
+#endif /* VNET_AFFINITY_PLAN_H */
