@@ -20,12 +20,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from vmtest import VmTestError, install_signal_handlers, resolve_kernel  # noqa: E402
-from vmtest import functional, harness_suite  # noqa: E402
+from vmtest import affinity_suite, functional, harness_suite  # noqa: E402
 from vmtest.runner import Runner  # noqa: E402
 from vmtest.util import set_verbose  # noqa: E402
 
 
-SUITES = {"functional": functional.suite, "harness": harness_suite.suite}
+SUITES = {"functional": functional.suite, "harness": harness_suite.suite,
+          "affinity": affinity_suite.suite}
 
 
 def main() -> int:
@@ -41,7 +42,8 @@ def main() -> int:
                          "instead of kernel-env.sh; only with a single --kernel")
     ap.add_argument("--suite", choices=sorted(SUITES), default="functional",
                     help="functional: the driver tests (default); harness: self-checks "
-                         "of the harness (topology, hotplug, trace, agent)")
+                         "of the harness (topology, hotplug, trace, agent); affinity: "
+                         "IRQ affinity plan and its application (ours only)")
     ap.add_argument("--smoke", action="store_true",
                     help="boot + ethtool -i + ping + short TCP both ways only")
     ap.add_argument("--only", help="comma separated test names (a prefix like 'feature' "

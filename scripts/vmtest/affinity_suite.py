@@ -1,0 +1,257 @@
+"""IRQ affinity suite (`scripts/test-integration.py --suite affinity`): the
+plan in /sys/class/net/<dev>/virtio_net/affinity obeys the planner's rules
+for the guest's real topology, the kernel applied it (effective affinity,
+XPS), interrupts land where planned, and it follows CPU hotplug.
+
+Only meaningful for our driver (the stock driver has no plan file).
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import net
+from .functional import check, poll
+from .guest import Nic, VMConfig
+from .runner import Ctx, Suite
+
+suite = Suite("affinity")
+
+# 4 vCPUs as 2 cores x 2 threads, so SMT siblings exist.
+SMT4 = dict(smp=4, sockets=1, cores=2, threads=2, memory=1024)
+P4 = VMConfig(nics=(Nic(queues=4),), **SMT4)
+P2 = VMConfig(nics=(Nic(queues=2),), **SMT4)
+P8 = VMConfig(nics=(Nic(queues=8),), **SMT4)
+# 2 sockets x 2 cores, one NUMA node each, one NIC on each node.
+NUMA2 = VMConfig(smp=4, sockets=2, cores=2, threads=1, numa_nodes=2, memory=1024,
+                 nics=(Nic(queues=2, numa_node=0), Nic(queues=2, numa_node=1)))
+OFF = VMConfig(nics=(Nic(queues=2),), modopts="irq_affinity=off", **SMT4)
+BAD = VMConfig(nics=(Nic(queues=2),), modopts="irq_affinity=bogus", **SMT4)
+
+# Share of a queue vector's interrupts that must land on its planned CPU.
+MIN_ON_PLANNED = 0.99
+
+
+def cpulist(text: str) -> set[int]:
+    out: set[int] = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def read_plan(g, nic: int) -> dict[int, tuple[int, set[int]]]:
+    """pair -> (irq cpu, xps cpus) from the driver's sysfs file."""
+    ifn = net.ifname(g, nic)
+    text = g.run_ok(f"cat /sys/class/net/{ifn}/virtio_net/affinity")
+    plan = {}
+    for line in text.splitlines():
+        m = re.match(r"pair (\d+) irq (\d+) xps (\S+)$", line.strip())
+        check(m is not None, f"{ifn}: unexpected plan line {line!r}")
+        plan[int(m.group(1))] = (int(m.group(2)), cpulist(m.group(3)))
+    return plan
+
+
+def topology(g) -> dict[int, dict]:
+    """cpu -> {core, node} for the online CPUs, as the guest sees them."""
+    online = cpulist(g.run_ok("cat /sys/devices/system/cpu/online"))
+    nodes: dict[int, int] = {}
+    for line in g.run_ok("for n in /sys/devices/system/node/node*; do "
+                         "echo ${n##*node} $(cat $n/cpulist); done").splitlines():
+        node, _, cpus = line.partition(" ")
+        for c in cpulist(cpus):
+            nodes[c] = int(node)
+    topo = {}
+    for c in sorted(online):
+        sib = g.run_ok(f"cat /sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list")
+        topo[c] = {"core": min(cpulist(sib)), "node": nodes.get(c, 0)}
+    return topo
+
+
+def vectors(g, nic: int) -> dict[str, int]:
+    """'input.N' / 'output.N' -> IRQ number for the NIC's virtio device."""
+    ifn = net.ifname(g, nic)
+    dev = g.run_ok(f"basename $(readlink /sys/class/net/{ifn}/device)").strip()
+    out = {}
+    for line in g.run_ok("cat /proc/interrupts").splitlines():
+        m = re.match(rf"\s*(\d+):.*\s{dev}-((?:input|output)\.\d+)\s*$", line)
+        if m:
+            out[m.group(2)] = int(m.group(1))
+    return out
+
+
+def irq_counts(g) -> dict[int, list[int]]:
+    """IRQ number -> per-CPU counts from /proc/interrupts."""
+    lines = g.run_ok("cat /proc/interrupts").splitlines()
+    ncpu = len(lines[0].split())
+    out = {}
+    for line in lines[1:]:
+        head, _, rest = line.partition(":")
+        if head.strip().isdigit():
+            f = rest.split()
+            out[int(head)] = [int(x) for x in f[:ncpu]]
+    return out
+
+
+def check_rules(plans: list[dict], topo: dict[int, dict]) -> None:
+    """The planner's rules, checked on the real topology."""
+    load = {c: 0 for c in topo}
+    for plan in plans:
+        for cpu, _ in plan.values():
+            check(cpu in topo, f"pair placed on CPU {cpu}, which is not online")
+            load[cpu] += 1
+    check(max(load.values()) - min(load.values()) <= 1,
+          f"unbalanced: pairs per CPU {load}")
+    for plan in plans:
+        cores = {topo[c]["core"] for c, _ in plan.values()}
+        ncores = len({t["core"] for t in topo.values()})
+        # distinct cores before SMT siblings
+        check(len(cores) == min(len(plan), ncores),
+              f"{len(plan)} pairs on {len(cores)} cores of {ncores}: siblings used first")
+        nodes = {t["node"] for t in topo.values()}
+        for node in nodes:
+            share = sum(1 for t in topo.values() if t["node"] == node) / len(topo)
+            got = sum(1 for c, _ in plan.values() if topo[c]["node"] == node)
+            check(abs(got - share * len(plan)) < 1 + 1e-9,
+                  f"node {node}: {got} of {len(plan)} pairs for {share:.0%} of the CPUs")
+        covered: set[int] = set()
+        for cpu, xps in plan.values():
+            covered |= xps
+            for x in xps:
+                if any(topo[c]["node"] == topo[x]["node"] for c, _ in plan.values()):
+                    check(topo[x]["node"] == topo[cpu]["node"],
+                          f"CPU {x} transmits on a pair of another node")
+        check(covered == set(topo), f"XPS covers {sorted(covered)}, not every CPU {sorted(topo)}")
+
+
+def traffic(g, nics: int, seconds: int = 3) -> None:
+    """Flows on every queue: one pinned client per CPU, NIC and direction."""
+    ncpu = len(cpulist(g.run_ok("cat /sys/devices/system/cpu/online")))
+    ports = [net.IPERF_PORT + 10 + cpu for cpu in range(ncpu)]
+    for port in ports:
+        net.host_iperf_server(g, port)
+    for nic in range(nics):
+        for direction in ("tx", "rx"):
+            bgs = [g.run_bg(net.iperf_cmd(g.nics[nic].host_ip, direction, seconds=seconds,
+                                          port=port, cpu=cpu, extra="-P 2"))
+                   for cpu, port in enumerate(ports)]
+            for bg in bgs:
+                bg.result(timeout=seconds + 60)
+
+
+def check_applied(ctx: Ctx, nics: int) -> None:
+    g = ctx.g
+    plans = [read_plan(g, n) for n in range(nics)]
+    topo = topology(g)
+    check_rules(plans, topo)
+    traffic(g, nics, seconds=2)
+    before = irq_counts(g)
+    traffic(g, nics, seconds=3)
+    after = irq_counts(g)
+    worst = 1.0
+    for n, plan in enumerate(plans):
+        vec = vectors(g, n)
+        ifn = net.ifname(g, n)
+        for pair, (cpu, xps) in plan.items():
+            want = sum(1 << c for c in xps)
+            got = int(g.run_ok(f"cat /sys/class/net/{ifn}/queues/tx-{pair}/xps_cpus")
+                      .strip().replace(",", ""), 16)
+            check(got == want, f"{ifn} tx-{pair} xps_cpus {got:x}, plan {want:x}")
+            for kind in ("input", "output"):
+                irq = vec[f"{kind}.{pair}"]
+                eff = cpulist(g.run_ok(f"cat /proc/irq/{irq}/effective_affinity_list"))
+                delta = [a - b for a, b in zip(after[irq], before[irq])]
+                total = sum(delta)
+                if kind == "input":
+                    check(total > 0, f"{ifn} {kind}.{pair}: no interrupts during traffic")
+                if total:
+                    check(eff == {cpu}, f"{ifn} {kind}.{pair} (irq {irq}) effective "
+                                        f"affinity {sorted(eff)}, plan CPU {cpu}")
+                    share = delta[cpu] / total
+                    worst = min(worst, share)
+                    check(share >= MIN_ON_PLANNED,
+                          f"{ifn} {kind}.{pair}: {share:.1%} of {total} interrupts on "
+                          f"planned CPU {cpu} ({delta})")
+    ctx.note(f"{sum(len(p) for p in plans)} pairs, worst vector {worst:.1%} on plan")
+
+
+@suite.test("affinity.4pairs", P4, "p4")
+def t_four(ctx: Ctx):
+    """4 pairs on 2 cores x 2 threads: one pair per CPU, applied, interrupts on plan."""
+    check_applied(ctx, 1)
+
+
+@suite.test("affinity.2pairs", P2, "p2")
+def t_two(ctx: Ctx):
+    """2 pairs on 2 cores x 2 threads: one pair per core (no siblings)."""
+    check_applied(ctx, 1)
+
+
+@suite.test("affinity.8pairs", P8, "p8")
+def t_eight(ctx: Ctx):
+    """8 pairs on 4 CPUs: two per CPU, round robin."""
+    check_applied(ctx, 1)
+
+
+@suite.test("affinity.numa_two_nics", NUMA2, "numa2")
+def t_numa(ctx: Ctx):
+    """2 nodes, 2 NICs of 2 pairs: planned together, one pair per CPU, XPS node-local."""
+    check_applied(ctx, 2)
+
+
+@suite.test("affinity.channels", P4, "p4")
+def t_channels(ctx: Ctx):
+    """ethtool -L re-plans: 2 pairs, then 4 again."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    g.run_ok(f"ethtool -L {ifn} combined 2")
+    check(len(read_plan(g, 0)) == 2, "plan not re-made for 2 pairs")
+    check_rules([read_plan(g, 0)], topology(g))
+    g.run_ok(f"ethtool -L {ifn} combined 4")
+    check(len(read_plan(g, 0)) == 4, "plan not re-made for 4 pairs")
+    check_applied(ctx, 1)
+
+
+@suite.test("affinity.hotplug", P4, "p4")
+def t_hotplug(ctx: Ctx):
+    """CPU 3 offline and online again under traffic: re-planned, nothing lost."""
+    g = ctx.g
+    net.host_iperf_server(g)
+    bg = g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=12, extra="-P 4"))
+    g.run_ok("sleep 2; echo 0 > /sys/devices/system/cpu/cpu3/online")
+    plan = read_plan(g, 0)
+    check(all(cpu != 3 for cpu, _ in plan.values()), f"CPU 3 offline but planned: {plan}")
+    check_rules([plan], topology(g))
+    g.run_ok("sleep 3; echo 1 > /sys/devices/system/cpu/cpu3/online")
+    plan = read_plan(g, 0)
+    check(any(cpu == 3 for cpu, _ in plan.values()), f"CPU 3 back but unused: {plan}")
+    res = bg.result(timeout=60)
+    check(res.rc == 0 and "receiver" in net.parse_iperf_text(res.out),
+          f"iperf3 across hotplug failed (rc={res.rc}): {res.out[-800:]}{res.err[-400:]}")
+    net.ping(g, count=2)
+    check_applied(ctx, 1)
+
+
+@suite.test("affinity.off", OFF, "off")
+def t_off(ctx: Ctx):
+    """irq_affinity=off: no plan, interrupts where the kernel puts them."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    text = g.run_ok(f"cat /sys/class/net/{ifn}/virtio_net/affinity").strip()
+    check(text == "off", f"plan file says {text!r} with irq_affinity=off")
+    check(g.run_ok("dmesg | grep -c 'affinity: pair' || true").strip() == "0",
+          "a plan was logged with irq_affinity=off")
+    net.iperf(g, "tx", seconds=2)
+
+
+@suite.test("affinity.bad_option", BAD, "bad")
+def t_bad(ctx: Ctx):
+    """irq_affinity=bogus: a warning naming option and value, then the default (auto)."""
+    g = ctx.g
+    warn = poll(lambda: g.run("dmesg | grep \"invalid value 'bogus' for option irq_affinity\"")
+                .out.strip(), timeout=5)
+    check(bool(warn), "no warning about irq_affinity=bogus")
+    check(len(read_plan(g, 0)) == 2, "no plan after falling back to auto")
+    net.iperf(g, "tx", seconds=2)
