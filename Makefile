@@ -10,6 +10,8 @@
 #   make install          install into /lib/modules/<KVER>/updates
 #   make check            checkpatch --strict over the sources
 #   make test             the whole test suite (see README)
+#   make deb              build/packages/virtio-net-dkms_<version>_all.deb
+#   make rpm              build/packages/virtio-net-dkms-<version>-1.noarch.rpm
 
 KVER ?= $(shell uname -r)
 KDIR ?= /lib/modules/$(KVER)/build
@@ -35,4 +37,10 @@ check:
 test:
 	bash scripts/test-all.sh
 
-.PHONY: all module clean install version check test
+deb:
+	bash scripts/make-deb.sh
+
+rpm:
+	bash scripts/make-rpm.sh
+
+.PHONY: all module clean install version check test deb rpm
