@@ -140,6 +140,11 @@ struct vnet_sq {
 	struct vnet_reclaim_state reclaim;
 	/* Set by the interrupt, consumed by TX NAPI: was it worth it? */
 	bool irq_seen;
+	/*
+	 * Set by the flush timer when it found the TX queue lock taken: the
+	 * holder kicks the held packets before it lets go (see napi.c).
+	 */
+	bool flush_wanted;
 
 	struct vnet_sq_stats stats;
 	struct vnet_irq_stats irq;
@@ -315,8 +320,11 @@ void vnet_tx_flush(struct vnet_sq *sq);
 void vnet_tx_setup(struct vnet_sq *sq);
 void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c);
 void vnet_tx_flush_timer(struct vnet_sq *sq);
+void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now);
+void vnet_tx_flush_wanted(struct vnet_sq *sq);
 void vnet_tx_reclaim_timer(struct vnet_sq *sq);
 void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now);
+void vnet_tx_timer_stopped(struct vnet_sq *sq);
 void vnet_tx_reset_bql(struct vnet_sq *sq);
 unsigned int vnet_sq_in_use(const struct vnet_sq *sq);
 

@@ -164,10 +164,13 @@ void vnet_qp_flush_tx(struct vnet *vi, unsigned int i)
 
 void vnet_qp_disable(struct vnet *vi, unsigned int i)
 {
+	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, i);
 	struct vnet_qp *qp = &vi->qp[i];
 
-	vnet_qp_flush_tx(vi, i);
 	vnet_qp_timer_stop(&qp->timer);
+	__netif_tx_lock_bh(txq);
+	vnet_tx_timer_stopped(&qp->sq);
+	__netif_tx_unlock_bh(txq);
 	if (qp->sq.use_napi) {
 		vnet_queue_set_napi(vi->dev, i, false, NULL);
 		napi_disable(&qp->sq.napi);
