@@ -6,15 +6,23 @@
  *
  * No device feature is needed: the receive interrupt is simply left off
  * while the timer runs.  A deferral costs a timer arm and a timer
- * interrupt (two VM exits) instead of the device interrupts it saves, so
- * it is only worth taking when a poll gathers several packets:
+ * interrupt (two VM exits, often a third to put the tick back) instead of
+ * the device interrupts it saves, so it is only worth taking when it
+ * gathers what several interrupts would have:
  *  - fixed mode: defer by rx-usecs after a poll that found at least
  *    rx-frames packets (any work when rx-frames is 0 or 1);
- *  - adaptive mode: defer only after a poll that found at least
- *    VNET_RX_MIN_BATCH packets, and size the deferral from the rate the
- *    last one saw so that the next poll gathers about rx-frames packets,
- *    never longer than rx-usecs.  An idle or latency-bound flow (one
- *    packet per interrupt) therefore always gets its interrupt at once.
+ *  - adaptive mode: learn how many packets an interrupt brings (a moving
+ *    average over the polls that follow an interrupt).  A poll after an
+ *    interrupt that found at least VNET_RX_MIN_BATCH packets starts a
+ *    deferral; a deferral is repeated while each one gathers at least
+ *    VNET_RX_DEFER_GAIN times what an interrupt brings, i.e. while it
+ *    saves more device interrupts than its timer costs.  Its length is
+ *    sized from the rate the last one saw, so that the next poll gathers
+ *    about rx-frames packets, never longer than rx-usecs.  A deferral
+ *    that did not pay re-enables the interrupt and the next one is only
+ *    tried after a number of interrupts that doubles with each failure.
+ *    An idle or latency-bound flow (one packet per interrupt) therefore
+ *    always gets its interrupt at once.
  * rx-usecs 0 disables deferral (the interrupt is re-enabled as soon as a
  * poll drains the ring, like the stock driver).
  *
@@ -26,6 +34,10 @@
 #include <linux/types.h>
 
 #define VNET_RX_MIN_BATCH	4
+/* A deferral must gather this many interrupts' worth of packets. */
+#define VNET_RX_DEFER_GAIN	3
+/* Most interrupts a failed deferral holds the next one off for: 2^8. */
+#define VNET_RX_MAX_BACKOFF	8
 /* Adaptive deferrals never go below this share of rx-usecs. */
 #define VNET_RX_MIN_DEFER_DIV	16
 
@@ -38,6 +50,10 @@ struct vnet_rx_mod_cfg {
 
 struct vnet_rx_mod_state {
 	u32 polls;	/* consecutive polls that used their whole budget */
+	u32 work;	/* packets of those polls */
+	u32 irq_yield8;	/* adaptive: packets per interrupt, x8, averaged */
+	u32 skip;	/* adaptive: interrupts before the next deferral */
+	u8 backoff;	/* adaptive: log2 of the next skip */
 	u64 defer_ns;	/* length of the deferral in progress; 0: none */
 };
 
