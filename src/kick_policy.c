@@ -118,6 +118,20 @@ u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 	return s->first_ns + vnet_kick_window(cfg);
 }
 
+/*
+ * The flush timer ran at @now: record how long after the deadline.  It
+ * tells a long hold due to the timer's own latency (a vCPU the host did
+ * not run) from one the policy caused.
+ */
+void vnet_kick_timer_ran(struct vnet_kick_state *s,
+			 const struct vnet_kick_cfg *cfg, u64 now)
+{
+	s64 late = now - vnet_kick_deadline(s, cfg);
+
+	if (s->pending && late > (s64)s->max_late_ns)
+		s->max_late_ns = late;
+}
+
 /* Whether held packets have waited their tx-usecs at @now. */
 bool vnet_kick_overdue(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg, u64 now)

@@ -24,6 +24,7 @@ enum vnet_stat_src {
 	VNET_SRC_TIMEOUTS,	/* TX watchdog */
 	VNET_SRC_TX_TIMER_ARMS,	/* pair timer armed to flush held kicks */
 	VNET_SRC_MAX_HOLD,	/* longest kick hold, in microseconds */
+	VNET_SRC_MAX_LATE,	/* latest timer flush after its deadline, us */
 	VNET_SRC_RX_TIMER_ARMS,	/* pair timer armed for RX deferrals */
 	VNET_SRC_PER_POLL,	/* packets per NAPI poll, average */
 };
@@ -110,6 +111,7 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("timer_flushes", timer_flushes),
 	{ "flush_timer_arms", VNET_SRC_TX_TIMER_ARMS, 0 },
 	{ "max_hold_us", VNET_SRC_MAX_HOLD, 0 },
+	{ "max_flush_late_us", VNET_SRC_MAX_LATE, 0 },
 	VNET_SQ_STAT("reclaim_batches", reclaim_batches),
 	VNET_SQ_STAT("reclaim_deadlines", reclaim_deadlines),
 	VNET_IRQ_STAT("interrupts"),
@@ -228,6 +230,10 @@ static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 			break;
 		case VNET_SRC_MAX_HOLD:
 			out[i] = div_u64(READ_ONCE(sq->kick.max_hold_ns),
+					 NSEC_PER_USEC);
+			break;
+		case VNET_SRC_MAX_LATE:
+			out[i] = div_u64(READ_ONCE(sq->kick.max_late_ns),
 					 NSEC_PER_USEC);
 			break;
 		case VNET_SRC_RX_TIMER_ARMS:

@@ -129,9 +129,13 @@ void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now)
 /* The kick flush timer expired: the held packets have waited enough. */
 void vnet_tx_flush_timer(struct vnet_sq *sq)
 {
+	u64 now = ktime_get_ns();
+
 	WRITE_ONCE(sq->flush_wanted, false);
-	if (sq->kick.pending)
-		vnet_tx_kick(sq, VNET_KICKED_TIMER, ktime_get_ns());
+	if (!sq->kick.pending)
+		return;
+	vnet_kick_timer_ran(&sq->kick, &sq->kick_cfg, now);
+	vnet_tx_kick(sq, VNET_KICKED_TIMER, now);
 }
 
 /*
@@ -256,6 +260,7 @@ void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c)
 	vnet_tx_flush(sq);
 	/* max_hold_us reports the longest hold under the current settings. */
 	sq->kick.max_hold_ns = 0;
+	sq->kick.max_late_ns = 0;
 	sq->coal = *c;
 	vnet_tx_apply_coal(sq);
 	if (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg) &&

@@ -292,3 +292,7 @@ for _name, _props in FEATURES.items():
     _cfg = VMConfig(smp=2, memory=1024, nics=(Nic(queues=_queues, props=_props),))
     _fn = _feature_test(_props)
     suite.add(TestCase(f"feature.{_name}", _fn, _cfg, f"feature.{_name}", doc=_fn.__doc__))
+
+
+# --- coalescing (its own boot; registers into this suite) -------------------------------
+from . import coalescing  # noqa: E402,F401
