@@ -311,8 +311,8 @@ static int vnet_set_coalesce(VNET_COALESCE_ARGS)
 {
 	struct netlink_ext_ack *ack = VNET_COALESCE_EXTACK;
 	struct vnet *vi = netdev_priv(dev);
-	struct vnet_rx_coal rc;
-	struct vnet_tx_coal c;
+	struct vnet_rx_coal rc, old_rx;
+	struct vnet_tx_coal c, old_tx;
 	int err;
 
 	vnet_ec_to_coal(ec, &c, &rc);
@@ -344,10 +344,18 @@ static int vnet_set_coalesce(VNET_COALESCE_ARGS)
 		}
 	}
 #endif
+	/*
+	 * The device-wide settings, which a device without per-queue
+	 * coalescing commands is programmed with; kept on failure.
+	 */
+	old_tx = vi->tx_coal;
+	old_rx = vi->rx_coal;
+	vi->tx_coal = c;
+	vi->rx_coal = rc;
 	err = vnet_apply_coal(dev, 0, vi->max_pairs, &c, &rc, ack);
-	if (!err) {
-		vi->tx_coal = c;
-		vi->rx_coal = rc;
+	if (err) {
+		vi->tx_coal = old_tx;
+		vi->rx_coal = old_rx;
 	}
 	return err;
 }
