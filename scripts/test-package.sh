@@ -146,6 +146,49 @@ check_options_file() {
 	return "$ok"
 }
 
+# The install rule of virtio_net in file $1, run as modprobe runs it (sh -c,
+# $CMDLINE_OPTS substituted) with the helper and /sbin/modprobe replaced by
+# stubs that record their arguments, and an empty PATH (nothing else may
+# run): with the helper readable it runs the helper, without it plain
+# "modprobe --ignore-install virtio_net" with the options.
+check_rule_guard() { # file
+	local f=$1 cmd tmp got ok=0 helper=/usr/lib/virtio-net-dkms/virtio-net-load
+	cmd=$(sed -n 's/^install virtio_net //p' "$f")
+	if [[ -z $cmd ]] || [[ $(grep -c '^install ' "$f") != 1 ]]; then
+		echo "  $f: not exactly one install rule, for virtio_net"
+		return 1
+	fi
+	tmp=$(mktemp -d)
+	mkdir "$tmp/empty"
+	# shellcheck disable=SC2016 # the stubs expand $* themselves
+	printf '#!/bin/sh\necho "modprobe $*" >>"%s/calls"\n' "$tmp" >"$tmp/modprobe"
+	# shellcheck disable=SC2016
+	printf 'echo "helper $*" >>"%s/calls"\n' "$tmp" >"$tmp/helper"
+	chmod 755 "$tmp/modprobe"
+	# shellcheck disable=SC2016 # modprobe's placeholder, literally
+	cmd=${cmd//'$CMDLINE_OPTS'/csum=0 napi_tx=1}
+	cmd=${cmd//"$helper"/$tmp/helper}
+	cmd=${cmd//\/sbin\/modprobe/$tmp/modprobe}
+	run_rule() {
+		rm -f "$tmp/calls"
+		PATH=$tmp/empty /bin/sh -c "$cmd" 2>&1
+		got=$(cat "$tmp/calls" 2>/dev/null)
+	}
+	run_rule
+	if [[ $got != "helper csum=0 napi_tx=1" ]]; then
+		echo "  with the helper: ran '${got:-nothing}', not the helper with the options"
+		ok=1
+	fi
+	rm "$tmp/helper"
+	run_rule
+	if [[ $got != "modprobe --ignore-install virtio_net csum=0 napi_tx=1" ]]; then
+		echo "  without the helper: ran '${got:-nothing}', not modprobe --ignore-install virtio_net with the options"
+		ok=1
+	fi
+	rm -rf "$tmp"
+	return "$ok"
+}
+
 quick_checks() {
 	local deb rpm tmp
 	stage "quick: versions, make deb, make rpm"
@@ -204,10 +247,10 @@ quick_checks() {
 		grep -qF "dkms remove -m \$DKMS_NAME -v \$DKMS_VERSION --all" "$tmp/x/DEBIAN/prerm"
 	check "deb: postrm rebuilds every initramfs on remove" \
 		grep -q 'update-initramfs -u -k all' "$tmp/x/DEBIAN/postrm"
-	check "deb: the install rule calls the helper with --ignore-install inside" \
-		bash -c "grep -q '^install virtio_net /bin/sh /usr/lib/virtio-net-dkms/virtio-net-load' \
-			'$tmp/x/lib/modprobe.d/virtio-net-dkms-fallback.conf' &&
-			grep -q 'modprobe --ignore-install virtio_net' '$tmp/x/usr/lib/virtio-net-dkms/virtio-net-load'"
+	check "deb: the helper loads ours with modprobe --ignore-install" \
+		grep -q 'modprobe --ignore-install virtio_net' "$tmp/x/usr/lib/virtio-net-dkms/virtio-net-load"
+	check "deb: the install rule runs the helper when it is there, plain modprobe when not" \
+		check_rule_guard "$tmp/x/lib/modprobe.d/virtio-net-dkms-fallback.conf"
 	rm -rf "$tmp"
 
 	if ! rpm=$(bash "$top/scripts/make-rpm.sh" --out "$PKGS" 2>"$LOGS/make-rpm.log"); then
