@@ -74,6 +74,7 @@ if [ $failed -eq 0 ]; then
 	step "version" sh scripts/check-version.sh
 	step "checkpatch --strict" bash scripts/checkpatch.sh
 	step "shellcheck" lint_scripts
+	step "packages (quick)" bash scripts/test-package.sh --quick
 	if step "kernel environments" bash scripts/kernel-env.sh setup "${kernels[@]}"; then
 		if step "build matrix (W=1, sparse)" bash scripts/build-matrix.sh \
 			--sparse --vermagic "${kernels[@]}"; then
