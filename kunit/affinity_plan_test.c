@@ -36,6 +36,15 @@ static void make_topo(struct topo *t, unsigned int nodes, unsigned int cores,
 			}
 }
 
+/* Topologies are too big for a test's stack frame: KUnit frees them. */
+static struct topo *new_topo(struct kunit *test)
+{
+	struct topo *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	return t;
+}
+
 static struct vnet_plan *plan(struct kunit *test, const struct topo *t,
 			      const unsigned int *pairs, unsigned int nnics)
 {
@@ -60,11 +69,11 @@ static void plan_one_pair_per_cpu(struct kunit *test)
 {
 	static const unsigned int pairs[] = { 4 };
 	struct vnet_plan *p;
-	struct topo t;
+	struct topo *t = new_topo(test);
 	unsigned int i;
 
-	make_topo(&t, 1, 4, 1, 0);
-	p = plan(test, &t, pairs, 1);
+	make_topo(t, 1, 4, 1, 0);
+	p = plan(test, t, pairs, 1);
 	for (i = 0; i < 4; i++) {
 		KUNIT_EXPECT_EQ(test, p->irq_cpu[i], (u16)i);
 		KUNIT_EXPECT_TRUE(test, xps_has(p, i, i));
@@ -78,10 +87,10 @@ static void plan_cores_before_siblings(struct kunit *test)
 {
 	static const unsigned int pairs[] = { 2 };
 	struct vnet_plan *p;
-	struct topo t;
+	struct topo *t = new_topo(test);
 
-	make_topo(&t, 1, 2, 2, 0);
-	p = plan(test, &t, pairs, 1);
+	make_topo(t, 1, 2, 2, 0);
+	p = plan(test, t, pairs, 1);
 	KUNIT_EXPECT_EQ(test, p->irq_cpu[0], 0);
 	KUNIT_EXPECT_EQ(test, p->irq_cpu[1], 2);
 	/* Each sibling transmits on its own core's pair (same cache). */
@@ -96,11 +105,11 @@ static void plan_more_pairs_than_cpus(struct kunit *test)
 {
 	static const unsigned int pairs[] = { 8 };
 	struct vnet_plan *p;
-	struct topo t;
+	struct topo *t = new_topo(test);
 	unsigned int i;
 
-	make_topo(&t, 1, 4, 1, 0);
-	p = plan(test, &t, pairs, 1);
+	make_topo(t, 1, 4, 1, 0);
+	p = plan(test, t, pairs, 1);
 	for (i = 0; i < 8; i++) {
 		KUNIT_EXPECT_EQ(test, p->irq_cpu[i], (u16)(i % 4));
 		KUNIT_EXPECT_TRUE(test, xps_has(p, i, i % 4));
@@ -113,17 +122,17 @@ static void plan_numa_local(struct kunit *test)
 {
 	static const unsigned int pairs[] = { 2 };
 	struct vnet_plan *p;
-	struct topo t;
+	struct topo *t = new_topo(test);
 	unsigned int i, g;
 
-	make_topo(&t, 2, 2, 1, 0);
-	p = plan(test, &t, pairs, 1);
+	make_topo(t, 2, 2, 1, 0);
+	p = plan(test, t, pairs, 1);
 	KUNIT_EXPECT_EQ(test, p->irq_cpu[0], 0);
 	KUNIT_EXPECT_EQ(test, p->irq_cpu[1], 2);
-	for (i = 0; i < t.n; i++)
+	for (i = 0; i < t->n; i++)
 		for (g = 0; g < 2; g++)
-			if (xps_has(p, g, t.cpu[i].cpu))
-				KUNIT_EXPECT_EQ(test, t.cpu[i].node, (u16)g);
+			if (xps_has(p, g, t->cpu[i].cpu))
+				KUNIT_EXPECT_EQ(test, t->cpu[i].node, (u16)g);
 	vnet_plan_free(p);
 }
 
@@ -133,17 +142,17 @@ static void plan_numa_proportion(struct kunit *test)
 	static const unsigned int pairs[] = { 4 };
 	unsigned int i, on_node1 = 0;
 	struct vnet_plan *p;
-	struct topo t;
+	struct topo *t = new_topo(test);
 
-	make_topo(&t, 1, 6, 1, 0);
+	make_topo(t, 1, 6, 1, 0);
 	for (i = 0; i < 2; i++) {
-		t.cpu[t.n].cpu = 6 + i;
-		t.cpu[t.n].node = 1;
-		t.cpu[t.n].core = 6 + i;
-		t.cpu[t.n].llc = 1;
-		t.n++;
+		t->cpu[t->n].cpu = 6 + i;
+		t->cpu[t->n].node = 1;
+		t->cpu[t->n].core = 6 + i;
+		t->cpu[t->n].llc = 1;
+		t->n++;
 	}
-	p = plan(test, &t, pairs, 1);
+	p = plan(test, t, pairs, 1);
 	for (i = 0; i < 4; i++)
 		on_node1 += p->irq_cpu[i] >= 6;
 	KUNIT_EXPECT_EQ(test, on_node1, 1U);
@@ -156,11 +165,11 @@ static void plan_two_nics_spread(struct kunit *test)
 	static const unsigned int pairs[] = { 2, 2 };
 	struct vnet_plan *p;
 	unsigned long used = 0;
-	struct topo t;
+	struct topo *t = new_topo(test);
 	unsigned int i;
 
-	make_topo(&t, 1, 4, 1, 0);
-	p = plan(test, &t, pairs, 2);
+	make_topo(t, 1, 4, 1, 0);
+	p = plan(test, t, pairs, 2);
 	for (i = 0; i < 4; i++)
 		used |= BIT(p->irq_cpu[i]);
 	KUNIT_EXPECT_EQ(test, used, 0xfUL);
@@ -175,11 +184,11 @@ static void plan_offline_holes(struct kunit *test)
 {
 	static const unsigned int pairs[] = { 4 };
 	struct vnet_plan *p;
-	struct topo t;
+	struct topo *t = new_topo(test);
 	unsigned int i;
 
-	make_topo(&t, 1, 8, 1, 2);	/* CPUs 1, 3, 5, 7 online */
-	p = plan(test, &t, pairs, 1);
+	make_topo(t, 1, 8, 1, 2);	/* CPUs 1, 3, 5, 7 online */
+	p = plan(test, t, pairs, 1);
 	for (i = 0; i < 4; i++)
 		KUNIT_EXPECT_EQ(test, p->irq_cpu[i] % 2, 1);
 	for (i = 0; i < 8; i += 2) {
@@ -201,10 +210,9 @@ static void plan_properties(struct kunit *test)
 	unsigned int s;
 
 	for (s = 0; s < ARRAY_SIZE(shapes); s++) {
-		struct topo *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+		struct topo *t = new_topo(test);
 		unsigned int np, nn;
 
-		KUNIT_ASSERT_NOT_NULL(test, t);
 		make_topo(t, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3]);
 		for (nn = 1; nn <= 2; nn++) {
 			for (np = 1; np <= 2 * t->n + 1; np += 1 + t->n / 8) {
