@@ -126,6 +126,12 @@ def check_rules(plans: list[dict], topo: dict[int, dict]) -> None:
         check(covered == set(topo), f"XPS covers {sorted(covered)}, not every CPU {sorted(topo)}")
 
 
+def kernel_log(g) -> str:
+    """The guest's kernel log since boot (the runner drains dmesg, so the
+    guest's own ring buffer no longer has it)."""
+    return g.new_log()
+
+
 def traffic(g, nics: int, seconds: int = 3) -> None:
     """Flows on every queue: one pinned client per CPU, NIC and direction."""
     ncpu = len(cpulist(g.run_ok("cat /sys/devices/system/cpu/online")))
@@ -139,6 +145,19 @@ def traffic(g, nics: int, seconds: int = 3) -> None:
                    for cpu, port in enumerate(ports)]
             for bg in bgs:
                 bg.result(timeout=seconds + 60)
+
+
+def logged_plan(g, nic: int) -> dict[int, tuple[int, set[int]]]:
+    """pair -> (irq cpu, xps cpus) from the last affinity lines the driver
+    logged for the NIC (probe and every re-plan log the whole plan)."""
+    ifn = net.ifname(g, nic)
+    plan: dict[int, tuple[int, set[int]]] = {}
+    for m in re.finditer(rf" {ifn}: affinity: pair (\d+) irq cpu (\d+), xps cpus (\S+)\s*$",
+                         kernel_log(g), re.M):
+        if int(m.group(1)) == 0:
+            plan = {}
+        plan[int(m.group(1))] = (int(m.group(2)), cpulist(m.group(3)))
+    return plan
 
 
 def check_applied(ctx: Ctx, nics: int) -> None:
@@ -231,6 +250,43 @@ def t_hotplug(ctx: Ctx):
     check(res.rc == 0 and "receiver" in net.parse_iperf_text(res.out),
           f"iperf3 across hotplug failed (rc={res.rc}): {res.out[-800:]}{res.err[-400:]}")
     net.ping(g, count=2)
+    check_applied(ctx, 1)
+
+
+@suite.test("affinity.race", P4, "p4")
+def t_race(ctx: Ctx):
+    """ethtool -L and CPU offline/online at once, under traffic: every plan read whole."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    plan_file = f"/sys/class/net/{ifn}/virtio_net/affinity"
+    net.host_iperf_server(g)
+    load = g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=30, extra="-P 4"))
+    chan = g.run_bg(f"for i in $(seq 8); do for n in 1 4 2 3; do "
+                    f"ethtool -L {ifn} combined $n || exit 1; done; done")
+    cpus = g.run_bg("for i in $(seq 4); do for c in 3 2 1; do "
+                    "echo 0 > /sys/devices/system/cpu/cpu$c/online || exit 1; "
+                    "echo 1 > /sys/devices/system/cpu/cpu$c/online || exit 1; done; done")
+    # every read shows a whole plan: one 'pair N irq C xps L' line per pair
+    reader = g.run_bg(f"while :; do p=$(cat {plan_file}); "
+                      f"n=$(echo \"$p\" | grep -c '^pair [0-9]* irq [0-9]* xps [0-9,-]*$'); "
+                      f"t=$(echo \"$p\" | wc -l); "
+                      f"if [ \"$n\" != \"$t\" ] || [ \"$n\" -lt 1 ]; then "
+                      f"echo \"bad read: $p\"; exit 1; fi; "
+                      f"[ -e /tmp/race-done ] && exit 0; done")
+    for what, bg in (("ethtool -L loop", chan), ("CPU offline/online loop", cpus)):
+        r = bg.result(timeout=240)
+        check(r.rc == 0, f"{what} failed (rc={r.rc}): {r.out[-600:]}{r.err[-400:]}")
+    g.run_ok("touch /tmp/race-done")
+    r = reader.result(timeout=60)
+    check(r.rc == 0, f"plan file read while re-planning: {r.out[-600:]}{r.err[-300:]}")
+    res = load.result(timeout=90)
+    check(res.rc == 0 and "receiver" in net.parse_iperf_text(res.out),
+          f"iperf3 across the re-plans failed (rc={res.rc}): {res.out[-800:]}{res.err[-400:]}")
+    plan = read_plan(g, 0)
+    check(len(plan) == 3, f"ethtool -L combined 3 came last, plan has {len(plan)} pairs: {plan}")
+    check_rules([plan], topology(g))
+    check(logged_plan(g, 0) == plan, "the last plan logged is not the plan in force")
+    g.run_ok(f"ethtool -L {ifn} combined 4")
     check_applied(ctx, 1)
 
 
