@@ -232,7 +232,13 @@ def t_two(ctx: Ctx):
 
 @suite.test("affinity.8pairs", P8, "p8")
 def t_eight(ctx: Ctx):
-    """8 pairs on 4 CPUs: two per CPU, round robin."""
+    """8 pairs on 4 CPUs (ethtool -L 8: the default is one per CPU): two per CPU."""
+    g = ctx.g
+    g.run_ok(f"ethtool -L {net.ifname(g)} combined 8")
+    plan = read_plan(g, 0)
+    check(len(plan) == 8, f"plan for {len(plan)} pairs after ethtool -L combined 8: {plan}")
+    check(sorted(c for c, _ in plan.values()) == [0, 0, 1, 1, 2, 2, 3, 3],
+          f"8 pairs not two per CPU: {plan}")
     check_applied(ctx, 1)
 
 
