@@ -10,7 +10,7 @@
 #                                       instead of smoke tests on 5.10/6.12/7.2
 #
 # QEMU step: the functional and the IRQ affinity suites on 6.1 (the
-# affinity suite alone, 6.5 minutes on a busy 2-core host:
+# affinity suite alone, 6.5-9 minutes on a busy 2-core host:
 #   scripts/test-integration.py --suite affinity --kernel 6.1 \
 #       --module build/6.1/virtio_net.ko
 # ), smoke tests on the other kernels.
