@@ -235,6 +235,7 @@ struct vnet {
 	/* Affinity plan (affinity.c), guarded by its lock. */
 	struct list_head aff_node;
 	bool aff_active;
+	u16 aff_pairs;			/* pairs the plan in force covers */
 	u16 *aff_cpu;			/* [max_pairs] IRQ CPU, U16_MAX: none */
 	struct cpumask **aff_xps;	/* [max_pairs] XPS CPUs */
 
