@@ -4,11 +4,18 @@
  * later: flushing held-back TX kicks, a TX reclaim deadline and deferred
  * RX polling.  Each such feature is a "user" with its own deadline.
  *
- * Precise users (kick flush, RX deferral) share an hrtimer, programmed
- * for the earliest deadline and only reprogrammed when a request moves
- * that deadline forward.  Every programmed hrtimer costs the guest a
- * timer arm and a timer interrupt (two VM exits, often a third to put
- * the tick back), so the plan below avoids arming where it can.
+ * Precise users (kick flush, RX deferral) share an hrtimer.  Each asks
+ * for a window: the earliest time it may run and the latest it must.
+ * The hrtimer is programmed with the earliest window start as its soft
+ * expiry and the earliest window end as its hard expiry, and only
+ * reprogrammed when a request needs an earlier hard expiry.  Every
+ * hrtimer that programs the interrupt timer costs the guest a timer arm
+ * and a timer interrupt (two VM exits, often a third to put the tick
+ * back); one whose window holds the next scheduler tick costs nothing:
+ * the kernel only reprograms for the earliest hard expiry, and the tick's
+ * interrupt runs every timer whose soft expiry has passed.  A window
+ * wider than the tick period therefore rides on the tick whenever the CPU
+ * is busy enough to have one.
  *
  * Coarse users (the reclaim deadline, a backstop that only matters once
  * a queue has gone quiet) ride on the timer wheel instead: their expiry
@@ -38,12 +45,14 @@ enum vnet_timer_user {
 #define VNET_TIMER_COARSE	BIT(VNET_TIMER_TX_RECLAIM)
 
 struct vnet_timer_plan {
-	u64 due[VNET_TIMER_USERS];	/* ns; 0 means not requested */
-	u64 armed;			/* ns programmed; 0 means idle */
+	u64 due[VNET_TIMER_USERS];	/* ns, window start; 0: not requested */
+	u64 limit[VNET_TIMER_USERS];	/* ns, window end */
+	u64 armed;			/* soft expiry programmed; 0: idle */
+	u64 armed_limit;		/* hard expiry programmed */
 };
 
 bool vnet_timer_plan_request(struct vnet_timer_plan *p,
-			     enum vnet_timer_user user, u64 due);
+			     enum vnet_timer_user user, u64 due, u64 limit);
 bool vnet_timer_plan_cancel(struct vnet_timer_plan *p,
 			    enum vnet_timer_user user);
 unsigned long vnet_timer_plan_expire(struct vnet_timer_plan *p, u64 now);
@@ -75,6 +84,9 @@ void vnet_qp_timer_start(struct vnet_qp_timer *t);
 void vnet_qp_timer_stop(struct vnet_qp_timer *t);
 bool vnet_qp_timer_request(struct vnet_qp_timer *t, enum vnet_timer_user user,
 			   u64 delay_ns);
+bool vnet_qp_timer_request_window(struct vnet_qp_timer *t,
+				  enum vnet_timer_user user,
+				  u64 min_ns, u64 max_ns);
 void vnet_qp_timer_cancel(struct vnet_qp_timer *t, enum vnet_timer_user user);
 bool vnet_qp_timer_pending(struct vnet_qp_timer *t, enum vnet_timer_user user);
 void vnet_qp_timer_counts(struct vnet_qp_timer *t, enum vnet_timer_user user,

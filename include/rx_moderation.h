@@ -14,14 +14,17 @@
  *  - adaptive mode: learn how many packets an interrupt brings (a moving
  *    average over the polls that follow an interrupt).  A poll after an
  *    interrupt that found at least VNET_RX_MIN_BATCH packets starts a
- *    deferral; a deferral is repeated while each one gathers at least
- *    VNET_RX_DEFER_GAIN times what an interrupt brings, i.e. while it
- *    saves more device interrupts than its timer costs.  Its length is
- *    sized from the rate the last one saw, so that the next poll gathers
- *    about rx-frames packets, never longer than rx-usecs.  A deferral
- *    that did not pay re-enables the interrupt and the next one is only
- *    tried after a number of interrupts that doubles with each failure.
- *    An idle or latency-bound flow (one packet per interrupt) therefore
+ *    deferral.  Its window opens when, at the rate the last deferral saw,
+ *    about rx-frames packets will have come, and closes after rx-usecs,
+ *    or sooner if half the ring would fill first.  A window wider than
+ *    the scheduler tick is served by the tick's own interrupt when the
+ *    CPU is busy (see qp_timer.h): such a deferral costs no exit and is
+ *    repeated while it gathers at least what an interrupt brings; a
+ *    narrower one must gather VNET_RX_DEFER_GAIN times that, i.e. save
+ *    more device interrupts than its timer costs.  A deferral that did
+ *    not pay re-enables the interrupt and the next one is only tried
+ *    after a number of interrupts that doubles with each failure.  An
+ *    idle or latency-bound flow (one packet per interrupt) therefore
  *    always gets its interrupt at once.
  * rx-usecs 0 disables deferral (the interrupt is re-enabled as soon as a
  * poll drains the ring, like the stock driver).
@@ -46,6 +49,8 @@ struct vnet_rx_mod_cfg {
 	/* Fixed: packets that trigger a deferral; adaptive: the aim. */
 	u32 frames;
 	bool adaptive;
+	u32 ring;	/* RX ring size (0: unknown) */
+	u64 tick_ns;	/* scheduler tick period (0: do not count on it) */
 };
 
 struct vnet_rx_mod_state {
@@ -54,17 +59,22 @@ struct vnet_rx_mod_state {
 	u32 irq_yield8;	/* adaptive: packets per interrupt, x8, averaged */
 	u32 skip;	/* adaptive: interrupts before the next deferral */
 	u8 backoff;	/* adaptive: log2 of the next skip */
-	u64 defer_ns;	/* length of the deferral in progress; 0: none */
+	u64 defer_ns;	/* window opening of the deferral in progress; 0: none */
+	u64 start_ns;	/* when the deferral in progress began */
+	bool free;	/* its window holds a tick: it costs no exit */
 };
 
 enum vnet_rx_next {
 	VNET_RX_POLL_AGAIN,	/* budget used up: NAPI polls again */
 	VNET_RX_REARM,		/* ring drained: re-enable the interrupt */
-	VNET_RX_DEFER,		/* keep the interrupt off, poll after *defer_ns */
+	VNET_RX_DEFER,		/* keep the interrupt off, poll in the window
+				 * [*defer_ns, *defer_max_ns] from now
+				 */
 };
 
 enum vnet_rx_next vnet_rx_mod_decide(struct vnet_rx_mod_state *s,
 				     const struct vnet_rx_mod_cfg *cfg,
-				     int work_done, int budget, u64 *defer_ns);
+				     int work_done, int budget, u64 now,
+				     u64 *defer_ns, u64 *defer_max_ns);
 
 #endif /* VNET_RX_MODERATION_H */

@@ -136,7 +136,8 @@ void vnet_kick_timer_ran(struct vnet_kick_state *s,
 bool vnet_kick_overdue(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg, u64 now)
 {
-	return s->pending && now - s->first_ns >= vnet_kick_window(cfg);
+	return s->pending &&
+	       (s64)(now - s->first_ns) >= (s64)vnet_kick_window(cfg);
 }
 
 /* Adaptive: learn from how a held batch ended (see kick_policy.h). */
@@ -183,7 +184,7 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
 		    enum vnet_kick_reason why, u64 now)
 {
-	if (s->pending && now - s->first_ns > s->max_hold_ns)
+	if (s->pending && (s64)(now - s->first_ns) > (s64)s->max_hold_ns)
 		s->max_hold_ns = now - s->first_ns;
 
 	if (cfg->adaptive && s->pending && s->target > 1)

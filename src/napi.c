@@ -123,7 +123,7 @@ static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 int vnet_poll_rx(struct napi_struct *napi, int budget)
 {
 	struct vnet_rq *rq = container_of(napi, struct vnet_rq, napi);
-	u64 defer_ns = 0;
+	u64 defer_ns = 0, defer_max_ns = 0;
 	int done;
 
 	vnet_poll_cleantx(rq->qp, budget);
@@ -134,7 +134,7 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	u64_stats_update_end(&rq->stats.syncp);
 
 	switch (vnet_rx_mod_decide(&rq->mod, &rq->mod_cfg, done, budget,
-				   &defer_ns)) {
+				   ktime_get_ns(), &defer_ns, &defer_max_ns)) {
 	case VNET_RX_POLL_AGAIN:
 		break;
 	case VNET_RX_REARM:
@@ -151,8 +151,9 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 		 * interrupts), it polls again itself.
 		 */
 		if (napi_complete_done(napi, done)) {
-			vnet_qp_timer_request(&rq->qp->timer, VNET_TIMER_RX_POLL,
-					      defer_ns);
+			vnet_qp_timer_request_window(&rq->qp->timer,
+						     VNET_TIMER_RX_POLL,
+						     defer_ns, defer_max_ns);
 			u64_stats_update_begin(&rq->stats.syncp);
 			u64_stats_inc(&rq->stats.deferrals);
 			u64_stats_update_end(&rq->stats.syncp);
@@ -170,9 +171,11 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	enum vnet_reclaim_next next;
 	bool irq, done, rearm = false;
 	unsigned int opaque = 0;
-	u64 now = ktime_get_ns();
+	u64 now;
 
 	__netif_tx_lock(txq, raw_smp_processor_id());
+	/* After the lock: packets added meanwhile must not be newer than now. */
+	now = ktime_get_ns();
 	irq = READ_ONCE(sq->irq_seen);
 	WRITE_ONCE(sq->irq_seen, false);
 

@@ -33,6 +33,14 @@ static void vnet_qp_timer_count_fires(struct vnet_qp_timer *t,
 			t->fires[u]++;
 }
 
+/* Program the hrtimer for the plan's window.  Caller holds t->lock. */
+static void vnet_qp_timer_program(struct vnet_qp_timer *t)
+{
+	hrtimer_start_range_ns(&t->timer, ns_to_ktime(t->plan.armed),
+			       t->plan.armed_limit - t->plan.armed,
+			       HRTIMER_MODE_ABS);
+}
+
 static enum hrtimer_restart vnet_qp_timer_expired(struct hrtimer *hrt)
 {
 	struct vnet_qp_timer *t = container_of(hrt, struct vnet_qp_timer,
@@ -46,12 +54,11 @@ static enum hrtimer_restart vnet_qp_timer_expired(struct hrtimer *hrt)
 	/* Program the next deadline, if any; the handler may add earlier ones. */
 	if (t->plan.armed && !t->stopped) {
 		for (u = 0; u < VNET_TIMER_USERS; u++)
-			if (t->plan.due[u] == t->plan.armed)
+			if (t->plan.limit[u] == t->plan.armed_limit)
 				break;
 		if (u < VNET_TIMER_USERS)
 			t->arms[u]++;
-		hrtimer_start(&t->timer, ns_to_ktime(t->plan.armed),
-			      HRTIMER_MODE_ABS);
+		vnet_qp_timer_program(t);
 	}
 	spin_unlock_irqrestore(&t->lock, flags);
 
@@ -117,14 +124,17 @@ void vnet_qp_timer_stop(struct vnet_qp_timer *t)
 }
 
 /*
- * Ask for @user's handler to run @delay_ns from now (coarse users: at the
- * first tick after that).  Returns false when the timer is stopped and
- * the request was dropped.
+ * Ask for @user's handler to run between @min_ns and @max_ns from now
+ * (coarse users: at the first tick after @max_ns).  A wide window lets
+ * the handler ride on an interrupt that comes anyway (see qp_timer.h).
+ * Returns false when the timer is stopped and the request was dropped.
  */
-bool vnet_qp_timer_request(struct vnet_qp_timer *t, enum vnet_timer_user user,
-			   u64 delay_ns)
+bool vnet_qp_timer_request_window(struct vnet_qp_timer *t,
+				  enum vnet_timer_user user,
+				  u64 min_ns, u64 max_ns)
 {
 	unsigned long flags;
+	u64 now;
 	bool ok;
 
 	spin_lock_irqsave(&t->lock, flags);
@@ -134,16 +144,24 @@ bool vnet_qp_timer_request(struct vnet_qp_timer *t, enum vnet_timer_user user,
 			t->arms[user]++;
 		t->coarse_pending |= BIT(user);
 		timer_reduce(&t->coarse,
-			     jiffies + nsecs_to_jiffies(delay_ns) + 1);
-	} else if (ok &&
-		   vnet_timer_plan_request(&t->plan, user,
-					   ktime_get_ns() + delay_ns)) {
-		t->arms[user]++;
-		hrtimer_start(&t->timer, ns_to_ktime(t->plan.armed),
-			      HRTIMER_MODE_ABS);
+			     jiffies + nsecs_to_jiffies(max_ns) + 1);
+	} else if (ok) {
+		now = ktime_get_ns();
+		if (vnet_timer_plan_request(&t->plan, user, now + min_ns,
+					    now + max_ns)) {
+			t->arms[user]++;
+			vnet_qp_timer_program(t);
+		}
 	}
 	spin_unlock_irqrestore(&t->lock, flags);
 	return ok;
+}
+
+/* Ask for @user's handler to run @delay_ns from now. */
+bool vnet_qp_timer_request(struct vnet_qp_timer *t, enum vnet_timer_user user,
+			   u64 delay_ns)
+{
+	return vnet_qp_timer_request_window(t, user, delay_ns, delay_ns);
 }
 
 /* Forget @user's deadline; the timer itself is left to expire idle. */

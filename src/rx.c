@@ -545,6 +545,7 @@ void vnet_rx_set_coal(struct vnet_rq *rq, const struct vnet_rx_coal *c)
 	rq->mod_cfg.usecs = vnet_rx_device_moderates(rq, c) ? 0 : c->usecs;
 	rq->mod_cfg.frames = c->frames;
 	rq->mod_cfg.adaptive = c->adaptive;
+	rq->mod_cfg.tick_ns = TICK_NSEC;
 	memset(&rq->mod, 0, sizeof(rq->mod));
 }
 
@@ -557,4 +558,5 @@ void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq)
 	ewma_vnet_pkt_len_init(&rq->avg_len);
 	rq->mrg_min_len = vnet_mrg_min_len(vi->hdr_len, frame,
 					   virtqueue_get_vring_size(rq->vq));
+	rq->mod_cfg.ring = virtqueue_get_vring_size(rq->vq);
 }

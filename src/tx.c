@@ -370,6 +370,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	u64 now = ktime_get_ns();
 	struct vnet_kick_in kin;
 	unsigned int len = skb->len;
+	u64 left;
 	int err;
 
 	if (unlikely(sq->paused)) {
@@ -422,9 +423,14 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		vnet_tx_kick(sq, sq->kick.why, now);
 		break;
 	case VNET_KICK_ARM:
-		if (!vnet_qp_timer_request(&sq->qp->timer, VNET_TIMER_TX_FLUSH,
-					   vnet_kick_deadline(&sq->kick,
-							      &sq->kick_cfg) - now)) {
+		/*
+		 * The flush may come in the second half of the hold window:
+		 * when a tick falls there, the flush costs no timer exit.
+		 */
+		left = vnet_kick_deadline(&sq->kick, &sq->kick_cfg) - now;
+		if (!vnet_qp_timer_request_window(&sq->qp->timer,
+						  VNET_TIMER_TX_FLUSH,
+						  left / 2, left)) {
 			/* Pair being disabled: nothing would flush later. */
 			vnet_tx_kick(sq, VNET_KICKED_FORCED, now);
 			break;
