@@ -222,7 +222,6 @@ struct vnet {
 	spinlock_t work_lock;
 	bool refill_enabled;
 	bool rx_mode_enabled;
-	bool config_enabled;
 	struct delayed_work refill;
 	struct work_struct rx_mode_work;
 	struct work_struct config_work;
