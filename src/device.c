@@ -205,9 +205,12 @@ static int vnet_setup_layout(struct vnet *vi)
 				      vnet_big_pages(vi->guest_gso, mtu,
 						     PAGE_SIZE));
 	} else {
-		/* One 1518-byte buffer per frame: larger MTUs cannot work. */
+		/*
+		 * One 1518-byte buffer per frame: larger MTUs cannot work,
+		 * nor can one above the device's (mtu is that or 1500 here).
+		 */
 		vi->rx_mode = VNET_RX_SMALL;
-		dev->max_mtu = ETH_DATA_LEN;
+		dev->max_mtu = min_t(unsigned int, mtu, ETH_DATA_LEN);
 	}
 
 	if (vi->any_header_sg)
