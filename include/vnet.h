@@ -206,6 +206,9 @@ struct vnet {
 	u64 offloads_capable;
 	u64 offloads;
 
+	/* NAPI and timers of every pair are on (open, restore); RTNL. */
+	bool pairs_enabled;
+
 	/* Link state from config space, and what ethtool reports. */
 	u16 status;
 	u32 speed;
@@ -217,10 +220,12 @@ struct vnet {
 
 	/*
 	 * Deferred work.  work_lock guards the *_enabled flags, so that
-	 * nothing is scheduled once teardown has begun.
+	 * nothing is scheduled once teardown has begun, and refill_missed
+	 * (refill was asked for while disabled).
 	 */
 	spinlock_t work_lock;
 	bool refill_enabled;
+	bool refill_missed;
 	bool rx_mode_enabled;
 	struct delayed_work refill;
 	struct work_struct rx_mode_work;
@@ -292,9 +297,11 @@ void vnet_qp_disable(struct vnet *vi, unsigned int i);
 void vnet_qp_flush_tx(struct vnet *vi, unsigned int i);
 void vnet_napi_schedule(struct napi_struct *napi, struct virtqueue *vq);
 void vnet_napi_enable(struct napi_struct *napi, struct virtqueue *vq);
-void vnet_refill_enable(struct vnet *vi);
+void vnet_refill_enable(struct vnet *vi, bool now);
 void vnet_refill_disable(struct vnet *vi);
 void vnet_refill_work(struct work_struct *work);
+void vnet_pairs_start(struct vnet *vi);
+void vnet_pairs_stop(struct vnet *vi);
 int vnet_set_pairs(struct vnet *vi, u16 pairs);
 
 /* rx.c */

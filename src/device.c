@@ -375,7 +375,6 @@ static void vnet_remove(struct virtio_device *vdev)
 static void __maybe_unused vnet_quiesce(struct vnet *vi)
 {
 	struct net_device *dev = vi->dev;
-	unsigned int i;
 
 	cancel_work_sync(&vi->config_work);
 	vnet_rx_mode_enable(vi, false);
@@ -385,11 +384,7 @@ static void __maybe_unused vnet_quiesce(struct vnet *vi)
 	netif_tx_lock_bh(dev);
 	netif_device_detach(dev);
 	netif_tx_unlock_bh(dev);
-	if (netif_running(dev)) {
-		vnet_refill_disable(vi);
-		for (i = 0; i < vi->max_pairs; i++)
-			vnet_qp_disable(vi, i);
-	}
+	vnet_pairs_stop(vi);
 	rtnl_unlock();
 	vnet_vqs_teardown(vi);
 }
@@ -404,7 +399,6 @@ static int __maybe_unused vnet_restore(struct virtio_device *vdev)
 {
 	struct vnet *vi = vdev->priv;
 	struct net_device *dev = vi->dev;
-	unsigned int i;
 	int err;
 
 	err = vnet_vqs_init(vi);
@@ -413,15 +407,8 @@ static int __maybe_unused vnet_restore(struct virtio_device *vdev)
 	virtio_device_ready(vdev);
 
 	rtnl_lock();
-	if (netif_running(dev)) {
-		vnet_refill_enable(vi);
-		for (i = 0; i < vi->max_pairs; i++) {
-			if (i < vi->curr_pairs &&
-			    !vnet_rx_fill(&vi->qp[i].rq, GFP_KERNEL))
-				vnet_rx_schedule_refill(vi);
-			vnet_qp_enable(vi, i);
-		}
-	}
+	if (netif_running(dev))
+		vnet_pairs_start(vi);
 	vnet_replay_filters(vi);
 	netif_tx_lock_bh(dev);
 	netif_device_attach(dev);
