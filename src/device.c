@@ -372,6 +372,10 @@ static void vnet_remove(struct virtio_device *vdev)
 	free_netdev(vi->dev);
 }
 
+/*
+ * Stop everything that uses the virtqueues and delete them.  Also right
+ * after a failed restore, when they are gone already.
+ */
 static void __maybe_unused vnet_quiesce(struct vnet *vi)
 {
 	struct net_device *dev = vi->dev;
@@ -401,9 +405,17 @@ static int __maybe_unused vnet_restore(struct virtio_device *vdev)
 	struct net_device *dev = vi->dev;
 	int err;
 
+	/*
+	 * On failure nothing needs undoing: since freeze the pairs are
+	 * stopped, the virtqueues gone and the interface detached, a state
+	 * that remove (and another freeze) handle.
+	 */
 	err = vnet_vqs_init(vi);
-	if (err)
+	if (err) {
+		dev_err(&vdev->dev, "restore failed (%d): no virtqueues, the interface stays detached\n",
+			err);
 		return err;
+	}
 	virtio_device_ready(vdev);
 
 	rtnl_lock();

@@ -119,13 +119,24 @@ out:
 	return err;
 }
 
-/* Reset the device and release every buffer and virtqueue. */
+/*
+ * Reset the device and release every buffer and virtqueue.  Safe to call
+ * when the virtqueues are already gone (a restore that failed): then it
+ * only resets the device, which remove must leave reset.
+ */
 void vnet_vqs_teardown(struct vnet *vi)
 {
 	unsigned int i;
 	void *buf;
 
+	/* Wait for a command in flight; later ones find no queue. */
+	mutex_lock(&vi->ctrl_lock);
+	vi->cvq = NULL;
+	mutex_unlock(&vi->ctrl_lock);
+
 	vnet_reset_device(vi->vdev);
+	if (!vi->qp[0].rq.vq)
+		return;
 	for (i = 0; i < vi->max_pairs; i++) {
 		struct vnet_qp *qp = &vi->qp[i];
 
@@ -137,7 +148,10 @@ void vnet_vqs_teardown(struct vnet *vi)
 		vnet_rx_free_pages(&qp->rq);
 	}
 	vi->vdev->config->del_vqs(vi->vdev);
-	vi->cvq = NULL;
+	for (i = 0; i < vi->max_pairs; i++) {
+		vi->qp[i].rq.vq = NULL;
+		vi->qp[i].sq.vq = NULL;
+	}
 }
 
 void vnet_qp_enable(struct vnet *vi, unsigned int i)
