@@ -156,6 +156,8 @@ struct vnet_qp {
 	struct vnet_qp_timer timer;
 };
 
+#define VNET_LINK_UNKNOWN	0xffff
+
 /* RX buffer layout chosen at probe from the negotiated features. */
 enum vnet_rx_mode {
 	VNET_RX_SMALL,		/* one buffer per frame, at most 1518 bytes */
@@ -209,7 +211,11 @@ struct vnet {
 	/* NAPI and timers of every pair are on (open, restore); RTNL. */
 	bool pairs_enabled;
 
-	/* Link state from config space, and what ethtool reports. */
+	/*
+	 * Link state from config space (VIRTIO_NET_S_LINK_UP or 0, or
+	 * VNET_LINK_UNKNOWN before the first reading), and what ethtool
+	 * reports.
+	 */
 	u16 status;
 	u32 speed;
 	u8 duplex;

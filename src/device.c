@@ -35,8 +35,11 @@ static void vnet_config_work(struct work_struct *work)
 	struct net_device *dev = vi->dev;
 	u16 v;
 
-	if (!vnet_has(vi, VIRTIO_NET_F_STATUS))
+	if (!vnet_has(vi, VIRTIO_NET_F_STATUS)) {
+		/* No link status: the link stays up, its speed may change. */
+		vnet_update_speed(vi);
 		return;
+	}
 	v = virtio_cread16(vi->vdev, offsetof(struct virtio_net_config, status));
 
 	if (v & VIRTIO_NET_S_ANNOUNCE) {
@@ -57,6 +60,24 @@ static void vnet_config_work(struct work_struct *work)
 		netif_carrier_off(dev);
 		netif_tx_stop_all_queues(dev);
 	}
+}
+
+/*
+ * First reading of the link (probe, restore).  With VIRTIO_NET_F_STATUS
+ * the config work reads it; the unknown state makes it report whatever
+ * it finds.  Without, the link is up, and speed and duplex, if the device
+ * reports them, are read here.
+ */
+static void vnet_link_start(struct vnet *vi)
+{
+	if (vnet_has(vi, VIRTIO_NET_F_STATUS)) {
+		vi->status = VNET_LINK_UNKNOWN;
+		schedule_work(&vi->config_work);
+		return;
+	}
+	vi->status = VIRTIO_NET_S_LINK_UP;
+	vnet_update_speed(vi);
+	netif_carrier_on(vi->dev);
 }
 
 static void vnet_config_changed(struct virtio_device *vdev)
@@ -328,14 +349,8 @@ static int vnet_probe(struct virtio_device *vdev)
 	vnet_ctrl_dev_coal(vi, 0, vi->max_pairs);
 	rtnl_unlock();
 
-	/* Link: from config space if the device reports it, else up. */
 	netif_carrier_off(dev);
-	if (vnet_has(vi, VIRTIO_NET_F_STATUS)) {
-		schedule_work(&vi->config_work);
-	} else {
-		vi->status = VIRTIO_NET_S_LINK_UP;
-		netif_carrier_on(dev);
-	}
+	vnet_link_start(vi);
 
 	vnet_affinity_start(vi);
 
@@ -429,13 +444,7 @@ static int __maybe_unused vnet_restore(struct virtio_device *vdev)
 
 	vnet_rx_mode_enable(vi, true);
 	vnet_affinity_start(vi);
-	vi->status = 0;
-	if (vnet_has(vi, VIRTIO_NET_F_STATUS)) {
-		schedule_work(&vi->config_work);
-	} else {
-		vi->status = VIRTIO_NET_S_LINK_UP;
-		netif_carrier_on(dev);
-	}
+	vnet_link_start(vi);
 	return 0;
 }
 
