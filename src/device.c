@@ -349,6 +349,8 @@ static int vnet_probe(struct virtio_device *vdev)
 	vnet_ctrl_dev_coal(vi, 0, vi->max_pairs);
 	rtnl_unlock();
 
+	/* Link changes may still be held back by a driver bound before. */
+	vnet_config_driver_enable(vdev);
 	netif_carrier_off(dev);
 	vnet_link_start(vi);
 
