@@ -14,12 +14,14 @@ import time
 from . import modinfo as mi
 from . import net
 from .guest import Nic, VMConfig
+from .kmod import build_guest_kmod
 from .runner import Ctx, Suite, TestCase
 from .util import CheckFailed
 
 suite = Suite("functional")
 
 MAIN = VMConfig(smp=4, memory=1024, nics=(Nic(queues=4),))
+IP = "/usr/sbin/ip"  # iproute2 (busybox's ip applet lacks maddr, vlan...)
 MTU = VMConfig(smp=2, memory=1024, nics=(Nic(props="host_mtu=9000"),))
 
 FEATURES = {
@@ -31,6 +33,10 @@ FEATURES = {
     "guest_tso_off": "guest_tso4=off,guest_tso6=off",
     "event_idx_off": "event_idx=off",
     "packed": "packed=on",
+    # small receive buffers (no mergeable buffers, no guest GSO) under a
+    # device MTU below 1500; also no link status, with speed/duplex
+    "small_buffers": "mrg_rxbuf=off,guest_tso4=off,guest_tso6=off,guest_ecn=off,"
+                     "guest_ufo=off,host_mtu=1400,status=off,speed=2500,duplex=half",
 }
 
 
@@ -47,6 +53,16 @@ def poll(fn, timeout: float = 10.0, interval: float = 0.2):
         if v or time.monotonic() > deadline:
             return v
         time.sleep(interval)
+
+
+def put_kmod(ctx: Ctx, name: str) -> str:
+    """Copy a test module of guest-kmod/ (built for the guest's kernel) into
+    the guest, once per boot; returns its path there."""
+    g = ctx.g
+    path = f"/tmp/{name}.ko"
+    if g.run(f"[ -f {path} ]").rc != 0:
+        g.put_file(build_guest_kmod(ctx.kernel, name).read_bytes(), path)
+    return path
 
 
 def host_modinfo(path, field: str) -> str:
@@ -214,6 +230,132 @@ def t_channels(ctx: Ctx):
              f"{summary['receiver']['bps'] / 1e6:.0f} Mbit/s during changes")
 
 
+def _rings(g, ifn: str) -> dict[str, int]:
+    out = g.run_ok(f"ethtool -g {ifn}")
+    mx, _, cur = out.partition("Current hardware settings:")
+    res = {}
+    for tag, text in (("max", mx), ("cur", cur)):
+        for k in ("RX", "TX"):
+            m = re.search(rf"^{k}:\s*(\d+)", text, re.M)
+            res[f"{tag}_{k.lower()}"] = int(m.group(1)) if m else -1
+    return res
+
+
+@suite.test("ring_resize", MAIN, "main", smoke=True)
+def t_ring_resize(ctx: Ctx):
+    """ethtool -G during iperf3 both ways (sizes read back with -g), invalid
+    sizes refused, and a resize while the refill work holds a pair (vnet_fault);
+    before 6.0 (no virtqueue_resize) the documented EOPNOTSUPP instead."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    r0 = _rings(g, ifn)
+    mx_rx, mx_tx = r0["max_rx"], r0["max_tx"]
+    half_rx, half_tx = mx_rx // 2, mx_tx // 2
+    mark = g.mark()
+    r = g.run(f"ethtool -G {ifn} rx {half_rx} tx {half_tx}")
+    if ctx.driver == "ours" and r.rc != 0:
+        msg = "ring resize needs kernel 6.0 or later (virtqueue_resize)"
+        said = r.out + r.err + g.new_log(mark)
+        check(msg in said and "not supported" in said,
+              f"ethtool -G failed (rc={r.rc}) without the documented reason: {said[-1500:]}")
+        check(_rings(g, ifn) == r0, f"rings changed by a refused -G: {_rings(g, ifn)}")
+        net.ping(g, count=2)
+        ctx.note("EOPNOTSUPP: " + msg)
+        return
+    check(r.rc == 0, f"ethtool -G rx {half_rx} tx {half_tx} failed: {r.out}{r.err}")
+    check(_rings(g, ifn)["cur_rx"] == half_rx, f"-g after -G: {_rings(g, ifn)}")
+
+    # resizes during traffic both ways
+    port_rx = net.IPERF_PORT + 1
+    net.host_iperf_server(g)
+    net.host_iperf_server(g, port_rx)
+    h = g.nics[0].host_ip
+    bgs = [g.run_bg(net.iperf_cmd(h, "tx", seconds=6)),
+           g.run_bg(net.iperf_cmd(h, "rx", seconds=6, port=port_rx))]
+    sizes = [(mx_rx // 4, mx_tx), (mx_rx, mx_tx // 4), (half_rx, half_tx), (mx_rx, mx_tx)]
+    for rx, tx in sizes:
+        time.sleep(0.8)
+        g.run_ok(f"ethtool -G {ifn} rx {rx} tx {tx}")
+        cur = _rings(g, ifn)
+        check((cur["cur_rx"], cur["cur_tx"]) == (rx, tx), f"-g after -G rx {rx} tx {tx}: {cur}")
+    for b in bgs:
+        res = b.result(timeout=60)
+        summary = net.parse_iperf_text(res.out)
+        check(res.rc == 0 and summary.get("receiver", {}).get("bytes", 0) > 0,
+              f"iperf3 during resizes failed (rc={res.rc}): {res.out[-800:]}{res.err[-800:]}")
+
+    if ctx.driver == "ours":
+        for bad, why in ((f"rx {mx_rx * 2}", "above the maximum"), ("rx 16", "below 32"),
+                         ("rx 48", "not a power of two")):
+            r = g.run(f"ethtool -G {ifn} {bad}")
+            check(r.rc != 0, f"ethtool -G {bad} ({why}) was accepted")
+        check(_rings(g, ifn) == r0, f"rings changed by refused requests: {_rings(g, ifn)}")
+
+    # The deferred refill disables each pair's NAPI while it fills the ring, so
+    # it must not run while -G has pairs stopped: on 6.15+, where napi_disable()
+    # takes the instance lock, that deadlocked. ethtool -L schedules a refill;
+    # the vnet_fault test module holds that refill for 2 s inside its first
+    # fill (pair 0's NAPI off), and -G starts meanwhile on another CPU.
+    nq = g.nics[0].queues
+    ncpu = int(g.run_ok("nproc").strip())
+    cpu_l, cpu_g = (1, 2) if ncpu > 2 else (0, ncpu - 1)
+    raced = False
+    if ctx.driver == "ours":
+        ko = put_kmod(ctx, "vnet_fault")
+        p = "/sys/module/vnet_fault/parameters/injected"
+        r = g.run(f"insmod {ko} func=vnet_rx_fill caller=vnet_refill_work "
+                  f"delay_ms=2000 times=1 && ethtool -L {ifn} combined 1 && "
+                  f"taskset -c {cpu_l} ethtool -L {ifn} combined {nq} && "
+                  f"i=0; while [ $(cat {p}) = 0 ] && [ $i -lt 100 ]; do sleep 0.01; "
+                  f"i=$((i + 1)); done; n=$(cat {p}); "
+                  f"taskset -c {cpu_g} ethtool -G {ifn} rx {half_rx} tx {half_tx}; rc=$?; "
+                  f"rmmod vnet_fault; echo held $n; exit $rc", timeout=40)
+        check(r.rc == 0, f"ethtool -G while the refill work holds a pair failed (rc={r.rc}"
+                         f"{', hung' if r.timed_out else ''}): {r.out}{r.err}")
+        raced = "held 1" in r.out
+        check(raced, f"the refill was not held: {r.out}")
+    if raced:
+        g.run_ok(f"ethtool -G {ifn} rx {mx_rx} tx {mx_tx}")
+    check(_rings(g, ifn) == r0, f"rings at the end: {_rings(g, ifn)}")
+    net.ping(g, count=2)
+    net.tcp_both(g, seconds=2)
+    ctx.note(f"max rx {mx_rx} tx {mx_tx}; {len(sizes) + 1} resizes under traffic"
+             + ("; -G while the refill work held pair 0" if raced else ""))
+
+
+@suite.test("refill_order", MAIN, "main", smoke=True)
+def t_refill_order(ctx: Ctx):
+    """Deferred refill only once every pair's NAPI is on: at open and at restore
+    the first ring's fill fails (vnet_fault: a refill is deferred) and a later
+    one is held 1.5 s with its pair's NAPI still off (vnet_fault2); a refill
+    run then would meet that pair (deadlock on 6.15+ before the fix)."""
+    g = ctx.g
+    if ctx.driver != "ours":
+        ctx.note("ours only (the faults are injected into our functions)")
+        return
+    ifn = net.ifname(g)
+    f1, f2 = put_kmod(ctx, "vnet_fault"), put_kmod(ctx, "vnet_fault2")
+    callers = "vnet_pairs_start,vnet_open,vnet_restore"
+    arm = (f"insmod {f1} func=vnet_rx_fill caller={callers} error=0 times=1 && "
+           f"insmod {f2} func=vnet_rx_fill caller={callers} skip=1 delay_ms=1500 times=1")
+    report = ("echo injected $(cat /sys/module/vnet_fault/parameters/injected "
+              "/sys/module/vnet_fault2/parameters/injected); rmmod vnet_fault vnet_fault2")
+    steps = (("ip link down/up", f"{IP} link set {ifn} down && {IP} link set {ifn} up"),
+             ("freeze/restore", "echo devices >/sys/power/pm_test && "
+                                "echo mem >/sys/power/state; rc=$?; "
+                                "echo none >/sys/power/pm_test; [ $rc = 0 ]"))
+    for what, cmd in steps:
+        r = g.run(f"{arm} && {cmd}; rc=$?; {report}; exit $rc", timeout=60)
+        check(r.rc == 0, f"{what} with a deferred refill failed (rc={r.rc}"
+                         f"{', hung' if r.timed_out else ''}): {r.out}{r.err}")
+        check("injected 1 1" in r.out, f"{what}: faults not injected as planned: {r.out}")
+        check(poll(lambda: g.run(f"cat /sys/class/net/{ifn}/carrier").out.strip() == "1", 10),
+              f"{what}: no carrier")
+        net.ping(g, count=2)
+    net.tcp_both(g, seconds=2)
+    ctx.note("open and restore: a refill deferred while a pair was still off waited")
+
+
 @suite.test("reload", MAIN, "main", timeout=600)
 def t_reload(ctx: Ctx):
     """10 rmmod/insmod cycles of virtio_net, each followed by ping."""
@@ -246,6 +388,40 @@ def t_freeze(ctx: Ctx):
     net.tcp_both(g, seconds=2)
     ctx.note(f"pm_test=devices, state {state}")
 
+@suite.test("freeze_fail", MAIN, "main", timeout=400)
+def t_freeze_fail(ctx: Ctx):
+    """A restore that fails (virtqueue setup made to fail by the vnet_fault test
+    module) leaves a state that rmmod and a later freeze/restore handle."""
+    g = ctx.g
+    if ctx.driver != "ours":
+        ctx.note("ours only (the failure is injected into our restore)")
+        return
+    ko = put_kmod(ctx, "vnet_fault")
+    suspend = ("echo devices >/sys/power/pm_test && echo mem >/sys/power/state; rc=$?; "
+               "echo none >/sys/power/pm_test; exit $rc")
+
+    def failed_restore(what: str) -> None:
+        mark = g.mark()
+        g.run_ok(f"insmod {ko} func=vnet_vqs_init times=1")
+        g.run(suspend, timeout=120)  # the PM core reports the failure, not the write
+        n = g.run_ok("cat /sys/module/vnet_fault/parameters/injected; rmmod vnet_fault").strip()
+        check(n == "1", f"{what}: the failure was injected {n} times:\n{g.new_log(mark)[-1500:]}")
+
+    # 1. the device whose restore failed is removed: rmmod must not hang
+    failed_restore("before rmmod")
+    r = g.run("rmmod virtio_net", timeout=60)
+    check(r.rc == 0, f"rmmod after a failed restore failed (rc={r.rc}"
+                     f"{', hung' if r.timed_out else ''}): {r.out}{r.err}")
+    g.run_ok("vnet load && vnet nicup", timeout=120)
+    g.refresh_nics()
+    net.ping(g, count=2)
+    # 2. a freeze/restore after a failed one brings the interface back
+    failed_restore("before the second freeze")
+    g.run_ok(suspend, timeout=120)
+    net.ping(g, count=3)
+    net.tcp_both(g, seconds=2)
+    ctx.note("rmmod after a failed restore; a second freeze/restore recovered")
+
 
 # --- MTU boot ----------------------------------------------------------------------
 @suite.test("mtu9000", MTU, "mtu9000")
@@ -274,21 +450,54 @@ def t_mtu(ctx: Ctx):
 
 
 # --- device feature matrix -----------------------------------------------------------
-def _feature_test(props: str):
+def _small_buffers(ctx: Ctx) -> str:
+    """Small buffers: MTU bounded by the device's 1400, not 1500; speed and
+    duplex shown although the device reports no link status."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    bad = []
+    mtu = g.run_ok(f"cat /sys/class/net/{ifn}/mtu").strip()
+    if mtu != "1400":
+        bad.append(f"MTU {mtu}, expected the device's 1400")
+    if g.run(f"{IP} link set dev {ifn} mtu 1401").rc == 0:
+        bad.append("MTU 1401 accepted above the device MTU of 1400")
+    g.run_ok(f"{IP} link set dev {ifn} mtu 1280 && {IP} link set dev {ifn} mtu 1400")
+    ls = net.link_settings(g)
+    got = (ls.get("Speed"), ls.get("Duplex"), ls.get("Link detected"))
+    if got != ("2500Mb/s", "Half", "yes"):
+        bad.append(f"without link status: speed, duplex, link {got}, "
+                   f"expected 2500Mb/s, Half, yes")
+    if ctx.driver == "ours":
+        m = re.search(r"virtio-net-dkms .*", g.new_log((0, 0)))
+        line = m.group(0).strip() if m else ""
+        if "small receive buffers" not in line or "MTU 68..1400" not in line:
+            bad.append(f"probe message {line!r}, expected small buffers, MTU 68..1400")
+    check(not bad, "; ".join(bad))
+    return "MTU max 1400, 2500Mb/s half; "
+
+
+# extra checks of some feature sets, run before the traffic; they return a note
+FEATURE_CHECKS = {"small_buffers": _small_buffers}
+
+
+def _feature_test(props: str, extra=None):
     def fn(ctx: Ctx):
         g = ctx.g
+        note = extra(ctx) if extra else ""
         net.ping(g, count=2)
         net.host_ping(g, count=2)
         tx, rx = net.tcp_both(g, seconds=2)
         r = net.integrity(g, size_mb=16)
-        ctx.note(f"tcp tx {tx['bps'] / 1e6:.0f} rx {rx['bps'] / 1e6:.0f} Mbit/s, "
+        ctx.note(f"{note}tcp tx {tx['bps'] / 1e6:.0f} rx {rx['bps'] / 1e6:.0f} Mbit/s, "
                  f"16 MiB {r['tx_seconds']:.1f}/{r['rx_seconds']:.1f}s")
     fn.__doc__ = f"device properties '{props or 'defaults'}': ping, TCP both ways, integrity"
+    if extra:
+        fn.__doc__ += "; " + " ".join(extra.__doc__.split())
     return fn
 
 
 for _name, _props in FEATURES.items():
     _queues = 2 if _name == "mq_off" else 1
     _cfg = VMConfig(smp=2, memory=1024, nics=(Nic(queues=_queues, props=_props),))
-    _fn = _feature_test(_props)
+    _fn = _feature_test(_props, FEATURE_CHECKS.get(_name))
     suite.add(TestCase(f"feature.{_name}", _fn, _cfg, f"feature.{_name}", doc=_fn.__doc__))

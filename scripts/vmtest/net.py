@@ -336,3 +336,11 @@ def sockperf_pingpong(g: Guest, seconds: int = 3, nic: int = 0, tcp: bool = Fals
     for pm in SOCKPERF_PCT.finditer(r.out):
         res[f"p{float(pm.group(1)):g}_us"] = float(pm.group(2))
     return res
+
+
+# --- link-layer helpers ---------------------------------------------------------------
+def link_settings(g: Guest, nic: int = 0) -> dict[str, str]:
+    """`ethtool IFACE` fields (Speed, Duplex, Link detected...)."""
+    out = g.run_ok(f"ethtool {ifname(g, nic)}")
+    return {k.strip(): v.strip() for k, _, v in (ln.partition(":") for ln in out.splitlines()[1:])
+            if v.strip()}
