@@ -1,7 +1,8 @@
 """The functional integration suite (scripts/test-integration.py).
 
-Boots, in order: "main" (4 vCPUs, one NIC with 4 queue pairs) shared by most
-tests, "mtu9000" (host_mtu=9000), then one boot per device feature set.
+Boots, in order: "main" (4 vCPUs, one NIC with 4 queue pairs, speed/duplex
+set) shared by most tests, "mtu9000" (host_mtu=9000), then one boot per
+device feature set.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from .util import CheckFailed
 
 suite = Suite("functional")
 
-MAIN = VMConfig(smp=4, memory=1024, nics=(Nic(queues=4),))
+# 8021q and macvlan: VLAN and secondary unicast addresses for rx_filters
+MAIN = VMConfig(smp=4, memory=1024, nics=(Nic(queues=4, props="speed=10000,duplex=full"),),
+                extra_modules=("8021q", "macvlan"))
 IP = "/usr/sbin/ip"  # iproute2 (busybox's ip applet lacks maddr, vlan...)
 MTU = VMConfig(smp=2, memory=1024, nics=(Nic(props="host_mtu=9000"),))
 
@@ -173,6 +176,96 @@ def t_queues(ctx: Ctx):
     check(not idle, f"queues without packets: {', '.join(idle)} (deltas {delta})")
 
 
+def _qstats(g, ifn: str) -> dict[tuple[str, int], dict[str, int]] | None:
+    """Per-queue netlink stats {(rx|tx, queue): {name: value}}; None if the
+    kernel has none (vnet-qstats exit status 2)."""
+    r = g.run(f"vnet-qstats {ifn}")
+    if r.rc == 2:
+        return None
+    check(r.rc == 0, f"vnet-qstats failed (rc={r.rc}): {r.out}{r.err}")
+    out = {}
+    for m in net.QSTAT_LINE.finditer(r.out):
+        out[(m.group(1), int(m.group(2)))] = {k: int(v) for k, v in
+                                              (kv.split("=", 1) for kv in m.group(3).split())}
+    return out
+
+
+@suite.test("qstats", MAIN, "main", smoke=True)
+def t_qstats(ctx: Ctx):
+    """Netlink per-queue stats (NETDEV_CMD_QSTATS_GET, 6.10+): every active queue
+    reported, and (ours) each one's packets bracket its ethtool -S packets."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    nq = net.channels(g).get("combined", 1)
+    net.ping(g, count=5)
+    q1 = _qstats(g, ifn)
+    if q1 is None:
+        ctx.note("no netlink queue stats on this kernel")
+        return
+    want = {(d, q) for d in ("rx", "tx") for q in range(nq)}
+    check(want <= set(q1), f"qstats queues {sorted(q1)}, expected {sorted(want)}")
+    for key in want:
+        check(f"{key[0]}_packets" in q1[key], f"qstats {key} has no packets: {q1[key]}")
+    check(any(q1[k][f"{k[0]}_packets"] for k in want), f"qstats all zero after ping: {q1}")
+    if ctx.driver != "ours":
+        ctx.note(f"{len(q1)} queues")
+        return
+    st = net.ethtool_stats(g)
+    q2 = _qstats(g, ifn)
+    for d, q in sorted(want):
+        e = st.get(f"{d}{q}_packets")
+        check(e is not None, f"ethtool -S has no {d}{q}_packets")
+        lo, hi = q1[(d, q)][f"{d}_packets"], q2[(d, q)][f"{d}_packets"]
+        check(lo <= e <= hi, f"{d}{q}: ethtool -S packets {e} outside qstats {lo}..{hi}")
+    ctx.note(f"{len(q2)} queues; ethtool -S packets within the netlink values")
+
+
+STAT_QUEUE = re.compile(r"^(rx|tx)(?:_queue_)?(\d+)_(.+)$")
+
+
+def _stat_groups(names: list[str]) -> dict[str, list[str]]:
+    """ethtool -S names grouped by queue ("rx0", "tx3"; "device" for the rest),
+    groups and names in order."""
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        m = STAT_QUEUE.match(n)
+        key, short = (f"{m.group(1)}{m.group(2)}", m.group(3)) if m else ("device", n)
+        groups.setdefault(key, []).append(short)
+    return groups
+
+
+@suite.test("stats_names", MAIN, "main", smoke=True)
+def t_stats_names(ctx: Ctx):
+    """ethtool -S: the in-tree driver's names (loaded in the same guest) come
+    first, in its order, in every group (device, each queue); ours follow."""
+    g = ctx.g
+    ours = net.ethtool_stat_names(g)
+    if ctx.driver != "ours":
+        ctx.note(f"{len(ours)} names (stock only)")
+        return
+    r = g.run("VNET_USE_DRIVER=stock vnet reload", timeout=120)
+    check(r.rc == 0, f"loading the in-tree virtio_net failed: {r.out}{r.err}")
+    try:
+        g.refresh_nics()
+        stock = net.ethtool_stat_names(g)
+    finally:
+        r = g.run("vnet reload", timeout=120)
+        g.refresh_nics()
+    check(r.rc == 0, f"reloading ours failed: {r.out}{r.err}")
+    want = host_modinfo(ctx.module, "version")
+    check(net.ethtool_info(g).get("version") == want, "ours is not loaded again")
+    og, sg = _stat_groups(ours), _stat_groups(stock)
+    check(list(sg) == [k for k in og if k in sg],
+          f"group order differs: stock {list(sg)}, ours {list(og)}")
+    for key, names in sg.items():
+        check(key in og, f"stock group {key} missing in ours")
+        check(og[key][:len(names)] == names,
+              f"{key}: stock names {names} are not the start of ours {og[key]}")
+    extra = [k for k in og if k not in sg and k != "device"]
+    check(not extra, f"queue groups only in ours: {extra}")
+    ctx.note(f"stock's {len(stock)} names first and in order among our {len(ours)}")
+
+
 @suite.test("promisc_mac", MAIN, "main")
 def t_promisc_mac(ctx: Ctx):
     """promisc on/off and a MAC change are seen by the device (query-rx-filter)."""
@@ -203,6 +296,133 @@ def t_promisc_mac(ctx: Ctx):
         net.host_ping(g, count=2)
         net.iperf(g, "tx", seconds=2)
         net.iperf(g, "rx", seconds=2)
+
+
+@suite.test("rx_filters", MAIN, "main")
+def t_rx_filters(ctx: Ctx):
+    """allmulti, the unicast and multicast MAC tables and the VLAN filter as
+    the device sees them (QMP query-rx-filter)."""
+    g = ctx.g
+    n = g.nics[0]
+    ifn = net.ifname(g)
+
+    def rxf():
+        return g.qmp("query-rx-filter", name=n.id)[0]
+
+    def wait_for(what, cond):
+        check(poll(lambda: cond(rxf()), 10), f"{what} not seen by the device: {rxf()}")
+
+    g.run_ok("vnet modprobe 8021q && vnet modprobe macvlan")
+    g.run_ok(f"{IP} link set dev {ifn} allmulticast on")
+    wait_for("allmulti on", lambda f: f["multicast"] == "all")
+    g.run_ok(f"{IP} link set dev {ifn} allmulticast off")
+    wait_for("allmulti off", lambda f: f["multicast"] == "normal")
+
+    mc = "01:00:5e:01:02:03"
+    g.run_ok(f"{IP} maddr add {mc} dev {ifn}")
+    wait_for(f"multicast {mc} added", lambda f: mc in f["multicast-table"])
+    uc = "52:54:00:77:00:a1"
+    g.run_ok(f"{IP} link add link {ifn} name mv0 address {uc} type macvlan && "
+             f"{IP} link set mv0 up")
+    wait_for(f"unicast {uc} added", lambda f: uc in f["unicast-table"])
+    g.run_ok(f"{IP} link add link {ifn} name {ifn}.100 type vlan id 100 && "
+             f"{IP} link set {ifn}.100 up")
+    wait_for("VLAN 100 added", lambda f: 100 in f["vlan-table"] and f["vlan"] == "normal")
+    full = rxf()
+    net.ping(g, count=2)
+
+    g.run_ok(f"{IP} link del {ifn}.100; {IP} link del mv0; {IP} maddr del {mc} dev {ifn}")
+    wait_for("VLAN 100 removed", lambda f: 100 not in f["vlan-table"])
+    wait_for(f"unicast {uc} removed", lambda f: uc not in f["unicast-table"])
+    wait_for(f"multicast {mc} removed", lambda f: mc not in f["multicast-table"])
+    net.ping(g, count=2)
+    ctx.note(f"seen: unicast {full['unicast-table']}, vlan {full['vlan-table']}, "
+             f"{len(full['multicast-table'])} multicast")
+
+
+@suite.test("link", MAIN, "main")
+def t_link(ctx: Ctx):
+    """Speed/duplex from the device (speed=10000,duplex=full) in ethtool; 3 link
+    flaps through QMP set_link: carrier and operstate follow, traffic after.
+    Runs after stats_names bound and unbound the in-tree driver, which on 6.11+
+    leaves config changes held back unless our probe releases them."""
+    g = ctx.g
+    ifn = net.ifname(g)
+
+    def speed_ok(when):
+        ls = net.link_settings(g)
+        check(ls.get("Speed") == "10000Mb/s" and ls.get("Duplex") == "Full",
+              f"{when}: ethtool shows speed {ls.get('Speed')!r} duplex {ls.get('Duplex')!r}, "
+              f"expected 10000Mb/s Full")
+
+    def carrier():
+        return g.run(f"cat /sys/class/net/{ifn}/carrier /sys/class/net/{ifn}/operstate"
+                     ).out.split()
+
+    speed_ok("after boot")
+    for i in range(3):
+        g.set_link(0, False)
+        check(poll(lambda: carrier() == ["0", "down"], 10),
+              f"flap {i + 1}: carrier/operstate {carrier()} after set_link off")
+        g.set_link(0, True)
+        check(poll(lambda: carrier() == ["1", "up"], 10),
+              f"flap {i + 1}: carrier/operstate {carrier()} after set_link on")
+        net.ping(g, count=2)
+    speed_ok("after the flaps")
+    net.tcp_both(g, seconds=2)
+    ctx.note("3 flaps, carrier followed")
+
+
+@suite.test("announce", MAIN, "main")
+def t_announce(ctx: Ctx):
+    """QMP announce-self (3 rounds): the guest answers each with a gratuitous
+    ARP, counted on the host side of the tap."""
+    g = ctx.g
+    rounds = 3
+    mark = g.mark()
+    finish = net.start_garp_counter(g, seconds=4)
+    g.qmp("announce-self", initial=100, max=300, rounds=rounds, step=100)
+    garps = finish()
+    check(garps >= rounds, f"{garps} gratuitous ARPs for {rounds} announce rounds")
+    log = g.new_log(mark)
+    check("announce" not in log, f"announce problems in the kernel log:\n{log[-1500:]}")
+    net.ping(g, count=2)
+    ctx.note(f"{garps} gratuitous ARPs for {rounds} rounds")
+
+
+def _rx_frame_size(g, seconds: int = 2) -> float:
+    """Average size of the frames the driver receives during a host -> guest
+    TCP transfer (the interface counters count frames as the device delivers
+    them, before GRO)."""
+    a = net.sysfs_stats(g)
+    net.iperf(g, "rx", seconds=seconds)
+    b = net.sysfs_stats(g)
+    return (b["rx_bytes"] - a["rx_bytes"]) / max(1, b["rx_packets"] - a["rx_packets"])
+
+
+@suite.test("gro_hw", MAIN, "main")
+def t_gro_hw(ctx: Ctx):
+    """ethtool -K rx-gro-hw off/on reaches the device: with it off the device
+    stops delivering coalesced (larger than MTU) frames, with it on it resumes."""
+    g = ctx.g
+    ifn = net.ifname(g)
+
+    def gro_hw():
+        m = re.search(r"^rx-gro-hw: (\w+)", g.run_ok(f"ethtool -k {ifn}"), re.M)
+        return m.group(1) if m else None
+
+    check(gro_hw() == "on", f"rx-gro-hw is {gro_hw()!r} after boot")
+    on = _rx_frame_size(g)
+    g.run_ok(f"ethtool -K {ifn} rx-gro-hw off")
+    check(gro_hw() == "off", f"rx-gro-hw is {gro_hw()!r} after turning it off")
+    off = _rx_frame_size(g)
+    g.run_ok(f"ethtool -K {ifn} rx-gro-hw on")
+    check(gro_hw() == "on", f"rx-gro-hw is {gro_hw()!r} after turning it on")
+    on2 = _rx_frame_size(g)
+    ctx.note(f"average RX frame {on:.0f} / {off:.0f} / {on2:.0f} bytes (on/off/on)")
+    check(off <= 1514 + 64, f"rx-gro-hw off: the device still sends {off:.0f}-byte frames")
+    check(on > 2 * 1514 and on2 > 2 * 1514,
+          f"rx-gro-hw on: frames of {on:.0f}/{on2:.0f} bytes, expected coalesced ones")
 
 
 @suite.test("channels", MAIN, "main")
@@ -356,6 +576,73 @@ def t_refill_order(ctx: Ctx):
     ctx.note("open and restore: a refill deferred while a pair was still off waited")
 
 
+def _modparams(g) -> dict[str, str]:
+    names = ("napi_weight", "csum", "gso", "napi_tx")
+    out = g.run_ok(" ".join(f"cat /sys/module/virtio_net/parameters/{n};" for n in names))
+    return dict(zip(names, out.split()))
+
+
+def _offload(g, ifn: str, name: str) -> str:
+    m = re.search(rf"^{name}: (\w+)", g.run_ok(f"ethtool -k {ifn}"), re.M)
+    return m.group(1) if m else "?"
+
+
+@suite.test("modopts", MAIN, "main")
+def t_modopts(ctx: Ctx):
+    """The in-tree module options napi_weight, csum, gso, napi_tx take effect;
+    invalid values load with the defaults and a warning naming option and value."""
+    g = ctx.g
+
+    def reload(opts: str) -> str:
+        mark = g.mark()
+        r = g.run(f"vnet reload {opts}", timeout=120)
+        check(r.rc == 0, f"vnet reload {opts} failed (rc={r.rc}): {r.out}{r.err}")
+        g.refresh_nics()
+        return g.new_log(mark)
+
+    try:
+        reload("napi_weight=16 csum=1 gso=0 napi_tx=0")
+        ifn = net.ifname(g)
+        p = _modparams(g)
+        check(p == {"napi_weight": "16", "csum": "Y", "gso": "N", "napi_tx": "N"},
+              f"parameters read back as {p}")
+        check(_offload(g, ifn, "tx-checksumming") == "on", "csum=1: tx-checksumming off")
+        check(_offload(g, ifn, "tcp-segmentation-offload") == "off", "gso=0: TSO on")
+        net.tcp_both(g, seconds=2)
+        if ctx.driver == "ours":
+            st = net.ethtool_stats(g)
+            tx_polls = {k: v for k, v in st.items()
+                        if re.fullmatch(r"tx(_queue_)?\d+_napi_polls", k)}
+            check(tx_polls and not any(tx_polls.values()),
+                  f"napi_tx=0 but TX NAPI polled: {tx_polls}")
+            per_poll = {k: v for k, v in st.items()
+                        if re.fullmatch(r"rx(_queue_)?\d+_packets_per_poll", k)}
+            check(per_poll and max(per_poll.values()) <= 16,
+                  f"napi_weight=16 but polls average more packets: {per_poll}")
+
+        reload("csum=0")
+        check(_offload(g, ifn, "tx-checksumming") == "off", "csum=0: tx-checksumming on")
+        check(_offload(g, ifn, "tcp-segmentation-offload") == "off", "csum=0: TSO on")
+        net.ping(g, count=2)
+
+        if ctx.driver != "ours":
+            ctx.note("invalid values not tried (the in-tree driver refuses them)")
+            return
+        bad = {"napi_weight": "1000", "csum": "maybe", "gso": "2x", "napi_tx": "sometimes"}
+        log = reload(" ".join(f"{k}={v}" for k, v in bad.items()))
+        p = _modparams(g)
+        check(p == {"napi_weight": "64", "csum": "Y", "gso": "Y", "napi_tx": "Y"},
+              f"invalid values: parameters read back as {p}, expected the defaults")
+        for k, v in bad.items():
+            check(re.search(rf"invalid value '{v}' for option {k}\b", log),
+                  f"no warning naming {k}={v} in the kernel log:\n{log[-1500:]}")
+        check(_offload(g, ifn, "tcp-segmentation-offload") == "on", "defaults: TSO off")
+        net.ping(g, count=2)
+        ctx.note("napi_weight/csum/gso/napi_tx applied; 4 invalid values fell back with warnings")
+    finally:
+        reload("")
+
+
 @suite.test("reload", MAIN, "main", timeout=600)
 def t_reload(ctx: Ctx):
     """10 rmmod/insmod cycles of virtio_net, each followed by ping."""
@@ -421,6 +708,7 @@ def t_freeze_fail(ctx: Ctx):
     net.ping(g, count=3)
     net.tcp_both(g, seconds=2)
     ctx.note("rmmod after a failed restore; a second freeze/restore recovered")
+
 
 
 # --- MTU boot ----------------------------------------------------------------------
