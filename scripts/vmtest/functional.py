@@ -538,7 +538,6 @@ def t_ring_resize(ctx: Ctx):
         g.run_ok(f"ethtool -G {ifn} rx {mx_rx} tx {mx_tx}")
     check(_rings(g, ifn) == r0, f"rings at the end: {_rings(g, ifn)}")
     net.ping(g, count=2)
-    net.tcp_both(g, seconds=2)
     ctx.note(f"max rx {mx_rx} tx {mx_tx}; {len(sizes) + 1} resizes under traffic"
              + ("; -G while the refill work held pair 0" if raced else ""))
 
@@ -572,7 +571,7 @@ def t_refill_order(ctx: Ctx):
         check(poll(lambda: g.run(f"cat /sys/class/net/{ifn}/carrier").out.strip() == "1", 10),
               f"{what}: no carrier")
         net.ping(g, count=2)
-    net.tcp_both(g, seconds=2)
+    net.iperf(g, "rx", seconds=2)
     ctx.note("open and restore: a refill deferred while a pair was still off waited")
 
 
