@@ -161,6 +161,8 @@ struct vnet_qp {
 	struct vnet_qp_timer timer;
 };
 
+#define VNET_LINK_UNKNOWN	0xffff
+
 /* RX buffer layout chosen at probe from the negotiated features. */
 enum vnet_rx_mode {
 	VNET_RX_SMALL,		/* one buffer per frame, at most 1518 bytes */
@@ -211,7 +213,14 @@ struct vnet {
 	u64 offloads_capable;
 	u64 offloads;
 
-	/* Link state from config space, and what ethtool reports. */
+	/* NAPI and timers of every pair are on (open, restore); RTNL. */
+	bool pairs_enabled;
+
+	/*
+	 * Link state from config space (VIRTIO_NET_S_LINK_UP or 0, or
+	 * VNET_LINK_UNKNOWN before the first reading), and what ethtool
+	 * reports.
+	 */
 	u16 status;
 	u32 speed;
 	u8 duplex;
@@ -222,12 +231,13 @@ struct vnet {
 
 	/*
 	 * Deferred work.  work_lock guards the *_enabled flags, so that
-	 * nothing is scheduled once teardown has begun.
+	 * nothing is scheduled once teardown has begun, and refill_missed
+	 * (refill was asked for while disabled).
 	 */
 	spinlock_t work_lock;
 	bool refill_enabled;
+	bool refill_missed;
 	bool rx_mode_enabled;
-	bool config_enabled;
 	struct delayed_work refill;
 	struct work_struct rx_mode_work;
 	struct work_struct config_work;
@@ -299,9 +309,11 @@ void vnet_qp_disable(struct vnet *vi, unsigned int i);
 void vnet_qp_flush_tx(struct vnet *vi, unsigned int i);
 void vnet_napi_schedule(struct napi_struct *napi, struct virtqueue *vq);
 void vnet_napi_enable(struct napi_struct *napi, struct virtqueue *vq);
-void vnet_refill_enable(struct vnet *vi);
+void vnet_refill_enable(struct vnet *vi, bool now);
 void vnet_refill_disable(struct vnet *vi);
 void vnet_refill_work(struct work_struct *work);
+void vnet_pairs_start(struct vnet *vi);
+void vnet_pairs_stop(struct vnet *vi);
 int vnet_set_pairs(struct vnet *vi, u16 pairs);
 
 /* rx.c */

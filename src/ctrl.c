@@ -20,7 +20,8 @@
 /*
  * Send one command and wait for the device's answer.  @data are the
  * command's data buffers (DMA-able memory).  Returns 0 when the device
- * acknowledged, -EIO when it refused or the queue is broken.
+ * acknowledged, -EIO when it refused or the queue is broken, -ENODEV
+ * when there is no queue (between freeze and restore).
  */
 static int vnet_ctrl_send(struct vnet *vi, u8 class, u8 cmd,
 			  struct scatterlist **data, unsigned int ndata)
@@ -33,6 +34,9 @@ static int vnet_ctrl_send(struct vnet *vi, u8 class, u8 cmd,
 	lockdep_assert_held(&vi->ctrl_lock);
 	if (WARN_ON_ONCE(ndata + 2 > VNET_CTRL_MAX_SG))
 		return -EINVAL;
+	/* Between freeze and restore, or after a failed restore. */
+	if (!vi->cvq)
+		return -ENODEV;
 
 	c->hdr.class = class;
 	c->hdr.cmd = cmd;

@@ -98,13 +98,14 @@ static void vnet_tx_recycle(struct virtqueue *vq, void *buf)
  * Resize both rings of one pair.  The pair is quiet meanwhile: its NAPI
  * instances are off (so is the RX poll's TX reclaim), its TX queue is
  * stopped and marked paused so that neither the stack nor an interrupt
- * restarts it.
+ * restarts it.  The caller keeps the deferred refill disabled, since it
+ * would disable this pair's NAPI too.
  */
 static int vnet_resize_pair(struct vnet *vi, struct vnet_qp *qp,
 			    u32 rx, u32 tx)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, qp->index);
-	bool running = netif_running(vi->dev);
+	bool running = vi->pairs_enabled;
 	int err = 0, err2 = 0;
 
 	if (running) {
@@ -149,7 +150,7 @@ static int vnet_set_ringparam(VNET_RINGPARAM_ARGS)
 	struct netlink_ext_ack *ack = VNET_RINGPARAM_EXTACK;
 	struct vnet *vi = netdev_priv(dev);
 	unsigned int i;
-	int err;
+	int err = 0;
 
 	if (ring->rx_mini_pending || ring->rx_jumbo_pending) {
 		vnet_refuse(dev, ack, "only rx and tx ring sizes can be set");
@@ -184,16 +185,20 @@ static int vnet_set_ringparam(VNET_RINGPARAM_ARGS)
 		return -EINVAL;
 	}
 
+	if (vi->pairs_enabled)
+		vnet_refill_disable(vi);
 	for (i = 0; i < vi->max_pairs; i++) {
 		err = vnet_resize_pair(vi, &vi->qp[i], ring->rx_pending,
 				       ring->tx_pending);
 		if (err) {
 			netdev_err(dev, "resizing the rings of pair %u failed: %d\n",
 				   i, err);
-			return err;
+			break;
 		}
 	}
-	return 0;
+	if (vi->pairs_enabled)
+		vnet_refill_enable(vi, false);
+	return err;
 }
 
 static int vnet_get_link_ksettings(struct net_device *dev,
