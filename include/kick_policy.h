@@ -14,18 +14,27 @@
  * the recent gaps between bursts (a moving average) promise at least
  * VNET_KICK_MIN_BATCH packets per window: a batch costs a timer arm and a
  * timer interrupt besides its kick, so fewer would not pay.  A batch that
- * fills quickly lets the next one grow; one the timer had to flush shows
- * what a window really yields:
+ * fills before its deadline lets the next one grow; one the timer had to
+ * flush shows what a window really yields:
  *  - too few packets: holding stops, and may only start again after a
  *    number of bursts that doubles with every such failure (closed-loop
  *    traffic, e.g. request/response, stops sending while its packet is
  *    held: probing it costs one wait per 2^n rounds, not every round);
- *  - enough packets, but the last one came early in the window: the
- *    senders ran out (all of them waiting for answers, or TCP Small Queues
- *    throttling), so the next batch is kicked as soon as it reaches that
- *    size and does not grow past it for a while.
- * A flow limited by TCP Small Queues (about two packets in flight) thus
- * never waits for the timer round after round.
+ *  - bulk data (packets averaging over VNET_KICK_BULK_LEN bytes: TCP is
+ *    already coalescing, its senders are paced by acknowledgements and
+ *    keep sending while the window lasts): the next batches gather up to
+ *    tx-frames again;
+ *  - small packets whose last one came early in the window: the senders
+ *    ran out (all of them waiting for answers), so the next batches are
+ *    kicked as soon as they reach that size and do not grow past it for
+ *    a while.
+ *
+ * Holding delays when TCP learns that a packet left, and TCP Small Queues
+ * allow a socket only about 1 ms of data below it (sk_pacing_shift 10):
+ * a hold of tx-usecs would throttle the flow instead of batching it.
+ * vnet_kick_pacing_shift() gives the shift that allows that plus
+ * tx-usecs, which the transmit path applies to the sending TCP socket, as
+ * wireless drivers do for their aggregation.
  *
  * Pure decision logic: the caller (tx.c) passes the time and what it
  * knows about the packet and the queue, and carries out the answer.  The
@@ -39,10 +48,18 @@
 
 #define VNET_KICK_MIN_BATCH	4
 #define VNET_KICK_MAX_BATCH	64
+/* TCP's own pacing shift: about 1 ms of data below the socket. */
+#define VNET_KICK_TCP_PACING_SHIFT	10
 /* Most bursts a failed hold keeps holding off for: 2^VNET_KICK_MAX_BACKOFF. */
 #define VNET_KICK_MAX_BACKOFF	8
 /* Batches that may not grow after the senders were seen to run out. */
 #define VNET_KICK_NOGROW	16
+/*
+ * Held packets averaging more than this are bulk data (TCP already
+ * coalesces what it sends): their senders are paced by acknowledgements,
+ * not waiting for answers, and more keep coming while a window lasts.
+ */
+#define VNET_KICK_BULK_LEN	2048
 
 struct vnet_kick_cfg {
 	u32 frames;	/* most packets per notification; 0: no count limit */
@@ -60,6 +77,7 @@ enum vnet_kick_reason {
 
 struct vnet_kick_state {
 	u32 pending;	/* packets added since the last notification */
+	u64 bytes;	/* bytes of those packets */
 	u32 target;	/* adaptive: packets to gather; 1: not holding */
 	u32 skip;	/* adaptive: bursts before holding may start again */
 	u8 backoff;	/* adaptive: log2 of the next skip */
@@ -80,6 +98,7 @@ struct vnet_kick_in {
 	bool xmit_more;		/* the stack promises another packet now */
 	bool queue_stopped;	/* ring or byte-queue limit stopped the queue */
 	bool urgent;		/* netpoll, teardown: never hold */
+	u32 len;		/* bytes of the packet */
 };
 
 enum vnet_kick_action {
@@ -94,6 +113,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_in *in);
 u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg);
+u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg);
 void vnet_kick_timer_ran(struct vnet_kick_state *s,
 			 const struct vnet_kick_cfg *cfg, u64 now);
 bool vnet_kick_overdue(const struct vnet_kick_state *s,

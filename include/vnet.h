@@ -82,6 +82,8 @@ struct vnet_sq_stats {
 	u64_stats_t kicks_held;
 	u64_stats_t kicks_suppressed;
 	u64_stats_t timer_flushes;
+	u64_stats_t batch_kicks;
+	u64_stats_t forced_kicks;
 	u64_stats_t reclaim_batches;
 	u64_stats_t reclaim_deadlines;
 	u64_stats_t irq_empty;
@@ -136,6 +138,8 @@ struct vnet_sq {
 	struct vnet_tx_coal coal;
 	struct vnet_kick_cfg kick_cfg;
 	struct vnet_kick_state kick;
+	/* sk_pacing_shift for TCP senders; 10 (TCP's own) leaves them alone. */
+	u8 pacing_shift;
 	struct vnet_reclaim_cfg reclaim_cfg;
 	struct vnet_reclaim_state reclaim;
 	/* Set by the interrupt, consumed by TX NAPI: was it worth it? */

@@ -160,18 +160,73 @@ static void kick_adaptive_load_batches(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
 	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
 	vnet_kick_done(&s, &cfg, s.why, t);
-	/* Filled in 15 us of a 100 us window: the next batch is twice as big. */
+	/* Filled before its deadline: the next batch is twice as big... */
 	KUNIT_EXPECT_EQ(test, s.target, 8U);
-
-	/* A batch that fills slowly (60 us) does not grow. */
-	s.target = 4;
-	for (i = 0; i < 4; i++) {
-		t += 20 * US;
+	/* ...up to tx-frames. */
+	s.target = 32;
+	for (i = 0; i < 32; i++) {
+		t += 1 * US;
 		pkt(&s, &cfg, t, false);
 	}
 	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
 	vnet_kick_done(&s, &cfg, s.why, t);
-	KUNIT_EXPECT_EQ(test, s.target, 4U);
+	KUNIT_EXPECT_EQ(test, s.target, 32U);
+}
+
+static enum vnet_kick_action pkt_len(struct vnet_kick_state *s,
+				     const struct vnet_kick_cfg *cfg, u64 now,
+				     u32 len)
+{
+	struct vnet_kick_in in = { .now = now, .len = len };
+
+	return vnet_kick_decide(s, cfg, &in);
+}
+
+/*
+ * Bulk data that ran out early in the window (TCP waiting for the
+ * acknowledgements of the previous batch) keeps gathering up to
+ * tx-frames; small packets that ran out are kicked at that size.
+ */
+static void kick_adaptive_bulk_keeps_window(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_state s;
+	u64 t = 10000 * US;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 32;
+	s.last_end_ns = t - 10 * US;
+	for (i = 0; i < 6; i++, t += 10 * US)
+		pkt_len(&s, &cfg, t, 7000);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 12000 * US);
+	KUNIT_EXPECT_EQ(test, s.target, 32U);
+	KUNIT_EXPECT_EQ(test, s.nogrow, 0);
+
+	/* The same batch of 300-byte requests: kick at six from now on. */
+	s.last_end_ns = t - 10 * US;
+	for (i = 0; i < 6; i++, t += 10 * US)
+		pkt_len(&s, &cfg, t, 300);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t + 2000 * US);
+	KUNIT_EXPECT_EQ(test, s.target, 6U);
+	KUNIT_EXPECT_EQ(test, s.nogrow, (u8)VNET_KICK_NOGROW);
+}
+
+/* TCP Small Queues are told about the hold: 1 ms of their own + tx-usecs. */
+static void kick_pacing_shift(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 0 };
+
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), VNET_KICK_TCP_PACING_SHIFT);
+	cfg.usecs = 2000;	/* needs ~2976 us: 2^-8 s = 3906 us */
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), 8);
+	cfg.usecs = 500;	/* needs ~1476 us: 2^-9 s = 1953 us */
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), 9);
+	cfg.usecs = 10000;	/* needs ~10976 us: 2^-6 s = 15625 us */
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), 6);
+	/* tx-frames 1 never holds, whatever tx-usecs says. */
+	cfg.frames = 1;
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), VNET_KICK_TCP_PACING_SHIFT);
 }
 
 /*
@@ -349,6 +404,8 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_adaptive_closed_loop_backs_off),
 	KUNIT_CASE(kick_adaptive_senders_run_out),
 	KUNIT_CASE(kick_overdue),
+	KUNIT_CASE(kick_adaptive_bulk_keeps_window),
+	KUNIT_CASE(kick_pacing_shift),
 	KUNIT_CASE(kick_adaptive_timer_shrinks),
 	KUNIT_CASE(kick_adaptive_idle_then_immediate),
 	KUNIT_CASE(kick_adaptive_caps),

@@ -3,6 +3,7 @@
  * TX kick policy (pure).  See kick_policy.h for the rules.
  */
 #include <linux/kernel.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/time64.h>
 #include "kick_policy.h"
@@ -15,6 +16,12 @@ static u64 vnet_kick_window(const struct vnet_kick_cfg *cfg)
 static u32 vnet_kick_max_batch(const struct vnet_kick_cfg *cfg)
 {
 	return cfg->frames ? cfg->frames : VNET_KICK_MAX_BATCH;
+}
+
+/* Longest a packet may be held, in us: 0 when settings never hold. */
+static u32 vnet_kick_limit_usecs(const struct vnet_kick_cfg *cfg)
+{
+	return cfg->frames == 1 ? 0 : cfg->usecs;
 }
 
 /* Packets to gather before notifying; 1 means no holding at all. */
@@ -73,8 +80,11 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 	u64 gap;
 	u32 limit;
 
-	if (!s->pending++)
+	if (!s->pending++) {
 		s->first_ns = in->now;
+		s->bytes = 0;
+	}
+	s->bytes += in->len;
 	s->last_add_ns = in->now;
 
 	s->why = VNET_KICKED_FORCED;
@@ -109,6 +119,23 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 		return VNET_KICK_HOLD;
 	s->armed = true;
 	return VNET_KICK_ARM;
+}
+
+/*
+ * The sk_pacing_shift that lets a TCP socket keep its usual allowance
+ * plus tx-usecs of data below it (see kick_policy.h):
+ * VNET_KICK_TCP_PACING_SHIFT when packets are never held.
+ */
+u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg)
+{
+	u32 usecs = vnet_kick_limit_usecs(cfg);
+	u32 want = (USEC_PER_SEC >> VNET_KICK_TCP_PACING_SHIFT) + usecs;
+	u8 shift = VNET_KICK_TCP_PACING_SHIFT;
+
+	/* 2^-shift seconds: 976 us at 10, 1953 us at 9 ... */
+	while (usecs && shift > 1 && (USEC_PER_SEC >> shift) < want)
+		shift--;
+	return shift;
 }
 
 /* When the flush timer must notify the device: first packet + tx-usecs. */
@@ -153,10 +180,11 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 			s->nogrow--;
 			return;
 		}
-		/* Filled in under half a window: room to grow. */
-		if (s->target > 1 && (now - s->first_ns) * 2 < window)
-			s->target = min_t(u32, s->target * 2,
-					  vnet_kick_max_batch(cfg));
+		/*
+		 * Filled before the deadline: try a bigger batch.  Whether
+		 * the window really yields more shows when the timer flushes.
+		 */
+		s->target = min_t(u32, s->target * 2, vnet_kick_max_batch(cfg));
 		return;
 	}
 	if (why != VNET_KICKED_TIMER)
@@ -171,6 +199,12 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 		return;
 	}
 	s->backoff = 0;
+	/* Bulk data: the whole window pays, keep gathering to the limit. */
+	if (div_u64(s->bytes, s->pending) > VNET_KICK_BULK_LEN) {
+		s->target = vnet_kick_max_batch(cfg);
+		s->nogrow = 0;
+		return;
+	}
 	s->target = min_t(u32, s->pending, vnet_kick_max_batch(cfg));
 	/* The senders ran out early in the window: kick at this size. */
 	if ((s->last_add_ns - s->first_ns) * 2 < window)

@@ -109,6 +109,8 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("kicks_held", kicks_held),
 	VNET_SQ_STAT("kicks_suppressed", kicks_suppressed),
 	VNET_SQ_STAT("timer_flushes", timer_flushes),
+	VNET_SQ_STAT("batch_kicks", batch_kicks),
+	VNET_SQ_STAT("forced_kicks", forced_kicks),
 	{ "flush_timer_arms", VNET_SRC_TX_TIMER_ARMS, 0 },
 	{ "max_hold_us", VNET_SRC_MAX_HOLD, 0 },
 	{ "max_flush_late_us", VNET_SRC_MAX_LATE, 0 },

@@ -17,6 +17,7 @@
 #include <linux/netdevice.h>
 #include <linux/netpoll.h>
 #include <linux/skbuff.h>
+#include <net/sock.h>
 #include <net/netfilter/nf_conntrack.h>
 #include "compat.h"
 #include "vnet.h"
@@ -104,6 +105,10 @@ static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 	}
 	if (why == VNET_KICKED_TIMER)
 		u64_stats_inc(&sq->stats.timer_flushes);
+	else if (why == VNET_KICKED_COUNT)
+		u64_stats_inc(&sq->stats.batch_kicks);
+	else if (why == VNET_KICKED_FORCED && pending)
+		u64_stats_inc(&sq->stats.forced_kicks);
 	u64_stats_update_end(&sq->stats.syncp);
 
 	/* A flush timer for this batch is no longer needed. */
@@ -236,6 +241,7 @@ static void vnet_tx_apply_coal(struct vnet_sq *sq)
 	sq->kick_cfg.usecs = sq->coal.usecs;
 	sq->kick_cfg.adaptive = sq->coal.adaptive;
 	vnet_kick_init(&sq->kick, &sq->kick_cfg);
+	sq->pacing_shift = vnet_kick_pacing_shift(&sq->kick_cfg);
 	sq->reclaim_cfg.frames = vnet_tx_irq_frames(&sq->coal, ring);
 	sq->reclaim_cfg.usecs = sq->coal.irq_usecs;
 	/* Delayed reclaim runs with completion interrupts off. */
@@ -400,6 +406,9 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		return NETDEV_TX_OK;
 	}
 	sq->reclaim.last_xmit_ns = now;
+	/* TCP Small Queues must allow for the hold (see kick_policy.h). */
+	if (skb->sk && sq->pacing_shift < VNET_KICK_TCP_PACING_SHIFT)
+		sk_pacing_shift_update(skb->sk, sq->pacing_shift);
 
 	if (sq->use_napi) {
 		netdev_tx_sent_queue(txq, len);
@@ -418,6 +427,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	kin.xmit_more = more;
 	kin.queue_stopped = netif_xmit_stopped(txq);
 	kin.urgent = netpoll_tx_running(dev);
+	kin.len = len;
 	switch (vnet_kick_decide(&sq->kick, &sq->kick_cfg, &kin)) {
 	case VNET_KICK_NOW:
 		vnet_tx_kick(sq, sq->kick.why, now);
