@@ -233,4 +233,58 @@ static inline void vnet_extack_msg(struct netlink_ext_ack *extack,
 #define VNET_STATS_NEW_NAMES	0
 #endif
 
+/*
+ * RSS through ethtool.  6.8 moved the indirection table, key and hash
+ * function of get_rxfh/set_rxfh into struct ethtool_rxfh_param (and gave
+ * set_rxfh an extack); VNET_*_RXFH_ARGS are the parameter lists, the
+ * VNET_RXFH_* names what the function body reads.  Per-flow hash fields
+ * moved from get_rxnfc/set_rxnfc to their own callbacks in 6.16, the RX
+ * ring count to get_rx_ring_count in 6.18: VNET_OPS_* add those members
+ * to an ethtool_ops initializer where the kernel has them.
+ */
+#ifdef VNET_HAVE_RXFH_PARAM
+#define VNET_GET_RXFH_ARGS						\
+	struct net_device *dev, struct ethtool_rxfh_param *rxfh
+#define VNET_SET_RXFH_ARGS						\
+	struct net_device *dev, struct ethtool_rxfh_param *rxfh,	\
+	struct netlink_ext_ack *extack
+#define VNET_RXFH_INDIR		(rxfh->indir)
+#define VNET_RXFH_KEY		(rxfh->key)
+#define VNET_RXFH_HFUNC_OUT	(&rxfh->hfunc)
+#define VNET_RXFH_HFUNC_IN	(rxfh->hfunc)
+#define VNET_RXFH_CONTEXT	(rxfh->rss_context)
+#define VNET_RXFH_EXTACK	extack
+#else
+#define VNET_GET_RXFH_ARGS						\
+	struct net_device *dev, u32 *rxfh_indir, u8 *rxfh_key,		\
+	u8 *rxfh_hfunc
+#define VNET_SET_RXFH_ARGS						\
+	struct net_device *dev, const u32 *rxfh_indir,			\
+	const u8 *rxfh_key, const u8 rxfh_hfunc
+#define VNET_RXFH_INDIR		rxfh_indir
+#define VNET_RXFH_KEY		rxfh_key
+#define VNET_RXFH_HFUNC_OUT	rxfh_hfunc
+#define VNET_RXFH_HFUNC_IN	rxfh_hfunc
+#define VNET_RXFH_CONTEXT	0
+#define VNET_RXFH_EXTACK	NULL
+#endif
+
+#ifdef VNET_HAVE_RXFH_FIELDS
+#define VNET_OPS_RXFH_FIELDS(get, set)	.get_rxfh_fields = get,		\
+					.set_rxfh_fields = set,
+#else
+#define VNET_OPS_RXFH_FIELDS(get, set)
+#endif
+
+#ifdef VNET_HAVE_RX_RING_COUNT
+#define VNET_OPS_RX_RING_COUNT(fn)	.get_rx_ring_count = fn,
+#else
+#define VNET_OPS_RX_RING_COUNT(fn)
+#endif
+
+/* Per-RX-queue sysfs attributes moved to <net/netdev_rx_queue.h> (6.6). */
+#ifdef VNET_HAVE_NETDEV_RX_QUEUE_H
+#include <net/netdev_rx_queue.h>
+#endif
+
 #endif /* VNET_COMPAT_H */

@@ -15,4 +15,5 @@ vnet_kunit-y := \
 	src/coal.o		kunit/coal_test.o \
 	src/dev_coal.o		kunit/dev_coal_test.o \
 	src/affinity_plan.o	kunit/affinity_plan_test.o \
-	src/params.o		kunit/params_test.o
+	src/params.o		kunit/params_test.o \
+	src/rss_cfg.o		kunit/rss_test.o

@@ -55,4 +55,12 @@ probe VIRTIO_NET_DEVICE_STATS include/uapi/linux/virtio_net.h \
 	'struct virtio_net_stats_reply_hdr'
 probe NETDEV_STAT_OPS include/net/netdev_queues.h \
 	'struct netdev_stat_ops \{'
+probe RXFH_PARAM include/linux/ethtool.h \
+	'\(\*get_rxfh\)\(struct net_device \*, struct ethtool_rxfh_param \*\)'
+probe RXFH_FIELDS include/linux/ethtool.h \
+	'\(\*get_rxfh_fields\)\('
+probe RX_RING_COUNT include/linux/ethtool.h \
+	'\(\*get_rx_ring_count\)\('
+probe NETDEV_RX_QUEUE_H include/net/netdev_rx_queue.h \
+	'struct rx_queue_attribute \{'
 echo

@@ -176,6 +176,9 @@ static int vnet_setup_layout(struct vnet *vi)
 
 	vi->hdr_len = vnet_hdr_len(vnet_has(vi, VIRTIO_NET_F_MRG_RXBUF),
 				   vnet_has(vi, VIRTIO_F_VERSION_1));
+	/* A hash report makes the header longer, in both directions. */
+	if (vnet_has(vi, VIRTIO_NET_F_HASH_REPORT))
+		vi->hdr_len = sizeof(struct virtio_net_hdr_v1_hash);
 	vi->any_header_sg = vnet_has(vi, VIRTIO_F_ANY_LAYOUT) ||
 			    vnet_has(vi, VIRTIO_F_VERSION_1);
 	vi->little_endian = virtio_is_little_endian(vdev);
@@ -298,6 +301,9 @@ static int vnet_probe(struct virtio_device *vdev)
 					    vnet_opts.max_queue_pairs);
 	netif_set_real_num_tx_queues(dev, vi->curr_pairs);
 	netif_set_real_num_rx_queues(dev, vi->curr_pairs);
+	err = vnet_rss_probe(vi);
+	if (err)
+		goto free_vqs;
 
 	/* Hold RTNL so ndo_open cannot run before the device is ready. */
 	rtnl_lock();
@@ -315,6 +321,7 @@ static int vnet_probe(struct virtio_device *vdev)
 		netif_set_real_num_tx_queues(dev, 1);
 		netif_set_real_num_rx_queues(dev, 1);
 	}
+	vnet_rss_apply(vi);
 	/* The device should learn a MAC address it did not choose. */
 	if (!vnet_has(vi, VIRTIO_NET_F_MAC) &&
 	    vnet_has(vi, VIRTIO_NET_F_CTRL_MAC_ADDR) &&
@@ -343,6 +350,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	return 0;
 
 free_vqs:
+	vnet_rss_free(vi);
 	vnet_vqs_teardown(vi);
 free_qps:
 	vnet_affinity_free(vi);
@@ -361,10 +369,12 @@ static void vnet_remove(struct virtio_device *vdev)
 	cancel_work_sync(&vi->config_work);
 	vnet_affinity_stop(vi, true);
 	unregister_netdev(vi->dev);
+	vnet_rss_stop(vi);
 	vnet_rx_mode_enable(vi, false);
 	vnet_vqs_teardown(vi);
 	vnet_affinity_free(vi);
 	vnet_qps_free(vi);
+	vnet_rss_free(vi);
 	kfree(vi->ctrl);
 	free_netdev(vi->dev);
 }
@@ -388,6 +398,7 @@ static void __maybe_unused vnet_quiesce(struct vnet *vi)
 			vnet_qp_disable(vi, i);
 	}
 	rtnl_unlock();
+	vnet_rss_stop(vi);
 	vnet_vqs_teardown(vi);
 }
 
@@ -460,6 +471,7 @@ static unsigned int vnet_features[] = {
 	VIRTIO_NET_F_MQ, VIRTIO_NET_F_CTRL_MAC_ADDR,
 	VIRTIO_NET_F_CTRL_GUEST_OFFLOADS, VIRTIO_NET_F_SPEED_DUPLEX,
 	VNET_F_NOTF_COAL, VNET_F_VQ_NOTF_COAL,
+	VIRTIO_NET_F_RSS, VIRTIO_NET_F_HASH_REPORT,
 	/* legacy only */
 	VIRTIO_NET_F_GSO, VIRTIO_F_ANY_LAYOUT,
 };

@@ -416,4 +416,5 @@ const struct ethtool_ops vnet_ethtool_ops = {
 	.get_sset_count		= vnet_get_sset_count,
 	.get_strings		= vnet_get_strings,
 	.get_ethtool_stats	= vnet_get_ethtool_stats,
+	VNET_RSS_ETHTOOL_OPS
 };

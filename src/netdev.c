@@ -23,6 +23,7 @@ static int vnet_open(struct net_device *dev)
 			vnet_rx_schedule_refill(vi);
 		vnet_qp_enable(vi, i);
 	}
+	vnet_rss_settle(vi);
 	return 0;
 }
 
@@ -148,7 +149,7 @@ static int vnet_set_features(struct net_device *dev,
 	int err;
 
 	if (!((dev->features ^ features) & NETIF_F_GRO_HW))
-		return 0;
+		return vnet_rss_set_features(vi, features);
 	offloads = vnet_guest_offloads_for(features, vi->offloads_capable);
 	err = vnet_ctrl_set_offloads(vi, offloads);
 	if (err) {
@@ -157,7 +158,7 @@ static int vnet_set_features(struct net_device *dev,
 		return err;
 	}
 	vi->offloads = offloads;
-	return 0;
+	return vnet_rss_set_features(vi, features);
 }
 
 static void vnet_tx_timeout(struct net_device *dev, unsigned int txqueue)
@@ -188,6 +189,7 @@ void vnet_replay_filters(struct vnet *vi)
 		netif_set_real_num_tx_queues(dev, 1);
 		netif_set_real_num_rx_queues(dev, 1);
 	}
+	vnet_rss_apply(vi);
 	if (vnet_has(vi, VIRTIO_NET_F_CTRL_MAC_ADDR) &&
 	    vnet_ctrl_set_mac(vi, dev->dev_addr))
 		netdev_warn(dev, "device refused MAC address %pM\n",

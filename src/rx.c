@@ -88,17 +88,22 @@ static int vnet_add_small(struct vnet_rq *rq, gfp_t gfp)
 	return err;
 }
 
+/* Size of the next mergeable buffer (also shown in sysfs). */
+unsigned int vnet_rx_mrg_len(struct vnet_rq *rq)
+{
+	return vnet_mrg_buf_len(ewma_vnet_pkt_len_read(&rq->avg_len),
+				rq->mrg_min_len, rq->qp->vi->hdr_len,
+				PAGE_SIZE, L1_CACHE_BYTES);
+}
+
 static int vnet_add_mergeable(struct vnet_rq *rq, gfp_t gfp)
 {
-	struct vnet *vi = rq->qp->vi;
 	struct page_frag *frag = &rq->frag;
 	unsigned int len, hole;
 	char *buf;
 	int err;
 
-	len = vnet_mrg_buf_len(ewma_vnet_pkt_len_read(&rq->avg_len),
-			       rq->mrg_min_len, vi->hdr_len, PAGE_SIZE,
-			       L1_CACHE_BYTES);
+	len = vnet_rx_mrg_len(rq);
 	if (unlikely(!skb_page_frag_refill(len, frag, gfp)))
 		return -ENOMEM;
 	buf = (char *)page_address(frag->page) + frag->offset;
@@ -159,7 +164,7 @@ static int vnet_add_big(struct vnet_rq *rq, gfp_t gfp)
 bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp)
 {
 	struct vnet *vi = rq->qp->vi;
-	bool oom = false;
+	bool oom = false, kicked = false;
 	int err;
 
 	while (rq->vq->num_free) {
@@ -183,9 +188,13 @@ bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp)
 	u64_stats_update_begin(&rq->stats.syncp);
 	if (oom)
 		u64_stats_inc(&rq->stats.refill_nomem);
-	if (virtqueue_kick_prepare(rq->vq) && virtqueue_notify(rq->vq))
+	if (virtqueue_kick_prepare(rq->vq) && virtqueue_notify(rq->vq)) {
 		u64_stats_inc(&rq->stats.kicks);
+		kicked = true;
+	}
 	u64_stats_update_end(&rq->stats.syncp);
+	if (kicked && vi->rss)
+		vnet_rss_refilled(vi, rq);
 	return !oom;
 }
 
@@ -254,7 +263,7 @@ static bool vnet_rx_append(struct sk_buff *head, struct sk_buff **curr,
 
 static struct sk_buff *vnet_rx_small(struct vnet_rq *rq, void *buf, void *ctx,
 				     unsigned int len,
-				     struct virtio_net_hdr_mrg_rxbuf *hdr)
+				     union vnet_rx_hdr *hdr)
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int truesize = vnet_rx_ctx_truesize(ctx);
@@ -282,7 +291,7 @@ drop:
 
 static struct sk_buff *vnet_rx_big(struct vnet_rq *rq, struct page *first,
 				   unsigned int len,
-				   struct virtio_net_hdr_mrg_rxbuf *hdr)
+				   union vnet_rx_hdr *hdr)
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int cap = vi->hdr_len + vnet_big_capacity(vi->big_pages,
@@ -331,7 +340,7 @@ drop:
 
 static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 					 void *ctx, unsigned int len,
-					 struct virtio_net_hdr_mrg_rxbuf *hdr)
+					 union vnet_rx_hdr *hdr)
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int truesize = vnet_rx_ctx_truesize(ctx);
@@ -348,7 +357,7 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 		return NULL;
 	}
 	memcpy(hdr, buf, vi->hdr_len);
-	left = virtio16_to_cpu(vi->vdev, hdr->num_buffers);
+	left = virtio16_to_cpu(vi->vdev, hdr->mrg.num_buffers);
 	if (vnet_rx_check_num_buffers(left, ring)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad num_buffers",
 			    left);
@@ -424,7 +433,7 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 			unsigned int len, u64 *bytes)
 {
 	struct vnet *vi = rq->qp->vi;
-	struct virtio_net_hdr_mrg_rxbuf hdr;
+	union vnet_rx_hdr hdr;
 	struct sk_buff *skb;
 
 	switch (vi->rx_mode) {
@@ -441,11 +450,11 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 	if (unlikely(!skb))
 		return;
 
-	if (hdr.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID)
+	if (hdr.mrg.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID)
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
-	if (virtio_net_hdr_to_skb(skb, &hdr.hdr, vi->little_endian)) {
+	if (virtio_net_hdr_to_skb(skb, &hdr.mrg.hdr, vi->little_endian)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad gso/csum header",
-			    hdr.hdr.gso_type);
+			    hdr.mrg.hdr.gso_type);
 		dev_kfree_skb(skb);
 		return;
 	}
@@ -453,6 +462,7 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 	*bytes += skb->len;
 	skb_record_rx_queue(skb, rq->qp->index);
 	skb->protocol = eth_type_trans(skb, vi->dev);
+	vnet_rx_set_hash(vi, skb, &hdr);
 	napi_gro_receive(&rq->napi, skb);
 }
 

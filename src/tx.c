@@ -36,7 +36,7 @@ static struct netdev_queue *vnet_sq_txq(const struct vnet_sq *sq)
 /* Header storage for skbs whose headroom cannot take it. */
 static struct virtio_net_hdr_mrg_rxbuf *vnet_skb_hdr(struct sk_buff *skb)
 {
-	BUILD_BUG_ON(sizeof(struct virtio_net_hdr_mrg_rxbuf) >
+	BUILD_BUG_ON(sizeof(struct virtio_net_hdr_v1_hash) >
 		     sizeof(skb->cb));
 	return (struct virtio_net_hdr_mrg_rxbuf *)skb->cb;
 }
@@ -244,8 +244,10 @@ static int vnet_tx_map(struct vnet_sq *sq, struct sk_buff *skb)
 
 	if (virtio_net_hdr_from_skb(skb, &hdr->hdr, vi->little_endian, false, 0))
 		return -EPROTO;
-	if (hdr_len == sizeof(*hdr))
-		hdr->num_buffers = 0;
+	/* num_buffers, and the hash report fields, are unused on transmit. */
+	if (hdr_len > sizeof(hdr->hdr))
+		memset((u8 *)hdr + sizeof(hdr->hdr), 0,
+		       hdr_len - sizeof(hdr->hdr));
 
 	sg_init_table(sq->sg, skb_shinfo(skb)->nr_frags + (push ? 1 : 2));
 	if (push) {
