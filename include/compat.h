@@ -282,6 +282,17 @@ static inline void vnet_extack_msg(struct netlink_ext_ack *extack,
 #define VNET_OPS_RX_RING_COUNT(fn)
 #endif
 
+/*
+ * UDP segmentation offload: the kernel's virtio-net header helpers learnt
+ * VIRTIO_NET_HDR_GSO_UDP_L4 in 6.2.  Elsewhere the USO features are not
+ * accepted from the device.
+ */
+#ifdef VNET_HAVE_VIRTIO_NET_USO
+#define VNET_CAN_USO	1
+#else
+#define VNET_CAN_USO	0
+#endif
+
 /* Per-RX-queue sysfs attributes moved to <net/netdev_rx_queue.h> (6.6). */
 #ifdef VNET_HAVE_NETDEV_RX_QUEUE_H
 #include <net/netdev_rx_queue.h>

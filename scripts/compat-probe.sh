@@ -63,4 +63,6 @@ probe RX_RING_COUNT include/linux/ethtool.h \
 	'\(\*get_rx_ring_count\)\('
 probe NETDEV_RX_QUEUE_H include/net/netdev_rx_queue.h \
 	'struct rx_queue_attribute \{'
+probe VIRTIO_NET_USO include/linux/virtio_net.h \
+	'gso_type = VIRTIO_NET_HDR_GSO_UDP_L4'
 echo

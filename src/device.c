@@ -89,6 +89,13 @@ static int vnet_validate(struct virtio_device *vdev)
 		__virtio_clear_bit(vdev, bit);
 	}
 
+	/* USO needs the kernel to know the UDP_L4 header type (compat.h). */
+	if (!VNET_CAN_USO) {
+		__virtio_clear_bit(vdev, VNET_F_GUEST_USO4);
+		__virtio_clear_bit(vdev, VNET_F_GUEST_USO6);
+		__virtio_clear_bit(vdev, VNET_F_HOST_USO);
+	}
+
 	if (virtio_has_feature(vdev, VIRTIO_NET_F_MTU) &&
 	    virtio_cread16(vdev, offsetof(struct virtio_net_config, mtu)) <
 	    ETH_MIN_MTU) {
@@ -472,6 +479,7 @@ static unsigned int vnet_features[] = {
 	VIRTIO_NET_F_CTRL_GUEST_OFFLOADS, VIRTIO_NET_F_SPEED_DUPLEX,
 	VNET_F_NOTF_COAL, VNET_F_VQ_NOTF_COAL,
 	VIRTIO_NET_F_RSS, VIRTIO_NET_F_HASH_REPORT,
+	VNET_F_GUEST_USO4, VNET_F_GUEST_USO6, VNET_F_HOST_USO,
 	/* legacy only */
 	VIRTIO_NET_F_GSO, VIRTIO_F_ANY_LAYOUT,
 };
