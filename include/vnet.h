@@ -96,6 +96,7 @@ struct vnet_irq_stats {
 
 struct vnet;
 struct vnet_qp;
+struct failover;
 
 struct vnet_rq {
 	struct virtqueue *vq;
@@ -223,6 +224,8 @@ struct vnet {
 	struct vnet_rss *rss;
 	/* Receive headers carry a hash report. */
 	bool hash_report;
+	/* The net_failover master we are the standby of (failover.c). */
+	struct failover *failover;
 
 	/* Guest offloads negotiated, and the subset currently enabled. */
 	u64 offloads_capable;
@@ -383,6 +386,11 @@ void vnet_sysfs_register(struct net_device *dev);
 
 /* ethtool.c */
 extern const struct ethtool_ops vnet_ethtool_ops;
+
+/* failover.c */
+int vnet_failover_probe(struct vnet *vi);
+void vnet_failover_remove(struct vnet *vi);
+int vnet_get_phys_port_name(struct net_device *dev, char *buf, size_t len);
 
 /* rss.c */
 int vnet_rss_probe(struct vnet *vi);

@@ -311,6 +311,9 @@ static int vnet_probe(struct virtio_device *vdev)
 	err = vnet_rss_probe(vi);
 	if (err)
 		goto free_vqs;
+	err = vnet_failover_probe(vi);
+	if (err)
+		goto free_vqs;
 
 	/* Hold RTNL so ndo_open cannot run before the device is ready. */
 	rtnl_lock();
@@ -357,6 +360,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	return 0;
 
 free_vqs:
+	vnet_failover_remove(vi);
 	vnet_rss_free(vi);
 	vnet_vqs_teardown(vi);
 free_qps:
@@ -376,6 +380,7 @@ static void vnet_remove(struct virtio_device *vdev)
 	cancel_work_sync(&vi->config_work);
 	vnet_affinity_stop(vi, true);
 	unregister_netdev(vi->dev);
+	vnet_failover_remove(vi);
 	vnet_rss_stop(vi);
 	vnet_rx_mode_enable(vi, false);
 	vnet_vqs_teardown(vi);
@@ -480,6 +485,7 @@ static unsigned int vnet_features[] = {
 	VNET_F_NOTF_COAL, VNET_F_VQ_NOTF_COAL,
 	VIRTIO_NET_F_RSS, VIRTIO_NET_F_HASH_REPORT,
 	VNET_F_GUEST_USO4, VNET_F_GUEST_USO6, VNET_F_HOST_USO,
+	VIRTIO_NET_F_STANDBY,
 	/* legacy only */
 	VIRTIO_NET_F_GSO, VIRTIO_F_ANY_LAYOUT,
 };

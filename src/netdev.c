@@ -214,6 +214,7 @@ const struct net_device_ops vnet_netdev_ops = {
 	.ndo_vlan_rx_add_vid	= vnet_vlan_add,
 	.ndo_vlan_rx_kill_vid	= vnet_vlan_kill,
 	.ndo_features_check	= passthru_features_check,
+	.ndo_get_phys_port_name	= vnet_get_phys_port_name,
 	.ndo_set_features	= vnet_set_features,
 	.ndo_tx_timeout		= vnet_tx_timeout,
 };
