@@ -18,6 +18,8 @@
 #include <linux/slab.h>
 #include <linux/virtio.h>
 #include <linux/virtio_config.h>
+#include <linux/filter.h>
+#include <net/xdp.h>
 
 /* Device reset: virtio_reset_device() appeared in 5.16. */
 static inline void vnet_reset_device(struct virtio_device *vdev)
@@ -292,6 +294,78 @@ static inline void vnet_extack_msg(struct netlink_ext_ack *extack,
 #else
 #define VNET_CAN_USO	0
 #endif
+
+/* XDP buffers: xdp_init_buff()/xdp_prepare_buff() appeared in 5.12. */
+static inline void vnet_xdp_buff_init(struct xdp_buff *xdp, void *hard_start,
+				      unsigned int headroom, unsigned int len,
+				      unsigned int frame_sz,
+				      struct xdp_rxq_info *rxq)
+{
+#ifdef VNET_HAVE_XDP_INIT_BUFF
+	xdp_init_buff(xdp, frame_sz, rxq);
+	xdp_prepare_buff(xdp, hard_start, headroom, len, true);
+#else
+	xdp->data_hard_start = hard_start;
+	xdp->data = hard_start + headroom;
+	xdp->data_end = xdp->data + len;
+	xdp->data_meta = xdp->data;
+	xdp->frame_sz = frame_sz;
+	xdp->rxq = rxq;
+#endif
+}
+
+/*
+ * Frames ndo_xdp_xmit() did not send: up to 5.12 the driver frees them,
+ * from 5.13 the caller does.  No declaration changed with it; the 5.12
+ * xdp_init_buff() tells the kernels we support apart.
+ */
+#ifdef VNET_HAVE_XDP_INIT_BUFF
+#define VNET_XDP_XMIT_FREES_UNSENT	0
+#else
+#define VNET_XDP_XMIT_FREES_UNSENT	1
+#endif
+
+/* xdp_rxq_info_reg() takes the NAPI id since 5.11. */
+static inline int vnet_xdp_rxq_reg(struct xdp_rxq_info *rxq,
+				   struct net_device *dev, u32 index,
+				   unsigned int napi_id)
+{
+#ifdef VNET_HAVE_XDP_RXQ_NAPI_ID
+	return xdp_rxq_info_reg(rxq, dev, index, napi_id);
+#else
+	return xdp_rxq_info_reg(rxq, dev, index);
+#endif
+}
+
+/* bpf_warn_invalid_xdp_action() names the device and program since 5.17. */
+static inline void vnet_xdp_warn_action(struct net_device *dev,
+					struct bpf_prog *prog, u32 act)
+{
+#ifdef VNET_HAVE_XDP_WARN_DEV
+	bpf_warn_invalid_xdp_action(dev, prog, act);
+#else
+	bpf_warn_invalid_xdp_action(act);
+#endif
+}
+
+/* What the netdev netlink family reports of XDP (6.3); before register. */
+static inline void vnet_xdp_features(struct net_device *dev)
+{
+#ifdef VNET_HAVE_XDP_FEATURES
+	dev->xdp_features = NETDEV_XDP_ACT_BASIC | NETDEV_XDP_ACT_REDIRECT |
+			    NETDEV_XDP_ACT_NDO_XMIT;
+#endif
+}
+
+/* Multi-buffer XDP frames (5.18): ours sends single buffers only. */
+static inline bool vnet_xdp_frame_frags(const struct xdp_frame *f)
+{
+#ifdef VNET_HAVE_XDP_FRAME_FRAGS
+	return xdp_frame_has_frags((struct xdp_frame *)f);
+#else
+	return false;
+#endif
+}
 
 /* Per-RX-queue sysfs attributes moved to <net/netdev_rx_queue.h> (6.6). */
 #ifdef VNET_HAVE_NETDEV_RX_QUEUE_H

@@ -21,6 +21,7 @@
 #include <linux/workqueue.h>
 #include <linux/scatterlist.h>
 #include <linux/if_vlan.h>
+#include <net/xdp.h>
 
 #include "compat.h"
 #include "qp_timer.h"
@@ -31,8 +32,14 @@
 #include "coal.h"
 #include "dev_coal.h"
 #include "rss.h"
+#include "xdp_plan.h"
 
 #define VNET_DRV_NAME		"virtio_net"
+
+/* Room before a small receive buffer's header (skb headroom). */
+#define VNET_RX_PAD		(NET_IP_ALIGN + NET_SKB_PAD)
+/* Room after an XDP buffer for the skb_shared_info of build_skb(). */
+#define VNET_XDP_TAILROOM	SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
 
 /* Descriptors one skb may need when indirect descriptors are not used. */
 #define VNET_TX_DESC_MAX	(MAX_SKB_FRAGS + 2)
@@ -117,6 +124,10 @@ struct vnet_rq {
 	struct vnet_rx_mod_state mod;
 	struct vnet_rq_stats stats;
 	struct vnet_irq_stats irq;
+
+	/* XDP (xdp.c): registration, and what a poll left to finish. */
+	struct xdp_rxq_info xdp_rxq;
+	u8 xdp_pending;
 
 	struct scatterlist sg[MAX_SKB_FRAGS + 2];
 	char name[16];
@@ -227,6 +238,16 @@ struct vnet {
 	/* The net_failover master we are the standby of (failover.c). */
 	struct failover *failover;
 
+	/*
+	 * XDP (xdp.c), changed under RTNL: the program, the pairs enabled
+	 * for XDP transmission only (the last xdp_pairs of curr_pairs), the
+	 * headroom receive buffers get, the guest offloads to restore.
+	 */
+	struct bpf_prog __rcu *xdp_prog;
+	u16 xdp_pairs;
+	unsigned int xdp_headroom;
+	u64 xdp_saved_offloads;
+
 	/* Guest offloads negotiated, and the subset currently enabled. */
 	u64 offloads_capable;
 	u64 offloads;
@@ -332,6 +353,9 @@ void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq);
 void vnet_rx_schedule_refill(struct vnet *vi);
 void vnet_rx_set_coal(struct vnet_rq *rq, const struct vnet_rx_coal *c);
 unsigned int vnet_rx_mrg_len(struct vnet_rq *rq);
+void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
+		 unsigned int val);
+void vnet_rx_drain(struct vnet_rq *rq, unsigned int n);
 
 /* tx.c */
 netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev);
@@ -386,6 +410,17 @@ void vnet_sysfs_register(struct net_device *dev);
 
 /* ethtool.c */
 extern const struct ethtool_ops vnet_ethtool_ops;
+
+/* xdp.c */
+void vnet_xdp_probe(struct vnet *vi);
+bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
+		 u64 *bytes);
+void vnet_xdp_rx_end(struct vnet_rq *rq);
+bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr);
+bool vnet_xdp_attached(const struct vnet *vi);
+int vnet_bpf(struct net_device *dev, struct netdev_bpf *bpf);
+int vnet_xdp_xmit(struct net_device *dev, int n, struct xdp_frame **frames,
+		  u32 flags);
 
 /* failover.c */
 int vnet_failover_probe(struct vnet *vi);

@@ -65,4 +65,14 @@ probe NETDEV_RX_QUEUE_H include/net/netdev_rx_queue.h \
 	'struct rx_queue_attribute \{'
 probe VIRTIO_NET_USO include/linux/virtio_net.h \
 	'gso_type = VIRTIO_NET_HDR_GSO_UDP_L4'
+probe XDP_INIT_BUFF include/net/xdp.h \
+	'xdp_init_buff\('
+probe XDP_RXQ_NAPI_ID include/net/xdp.h \
+	'int __xdp_rxq_info_reg\('
+probe XDP_WARN_DEV include/linux/filter.h \
+	'bpf_warn_invalid_xdp_action\((const )?struct net_device'
+probe XDP_FEATURES include/linux/netdevice.h \
+	'xdp_features_t xdp_features;'
+probe XDP_FRAME_FRAGS include/net/xdp.h \
+	'xdp_frame_has_frags\('
 echo

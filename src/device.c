@@ -314,6 +314,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	err = vnet_failover_probe(vi);
 	if (err)
 		goto free_vqs;
+	vnet_xdp_probe(vi);
 
 	/* Hold RTNL so ndo_open cannot run before the device is ready. */
 	rtnl_lock();

@@ -150,6 +150,9 @@ static int vnet_set_features(struct net_device *dev,
 
 	if (!((dev->features ^ features) & NETIF_F_GRO_HW))
 		return vnet_rss_set_features(vi, features);
+	/* XDP keeps guest offloads off while it is attached (xdp.c). */
+	if (vnet_xdp_attached(vi))
+		return -EBUSY;
 	offloads = vnet_guest_offloads_for(features, vi->offloads_capable);
 	err = vnet_ctrl_set_offloads(vi, offloads);
 	if (err) {
@@ -217,4 +220,6 @@ const struct net_device_ops vnet_netdev_ops = {
 	.ndo_get_phys_port_name	= vnet_get_phys_port_name,
 	.ndo_set_features	= vnet_set_features,
 	.ndo_tx_timeout		= vnet_tx_timeout,
+	.ndo_bpf		= vnet_bpf,
+	.ndo_xdp_xmit		= vnet_xdp_xmit,
 };

@@ -20,8 +20,6 @@
 #include "compat.h"
 #include "vnet.h"
 
-#define VNET_RX_PAD	(NET_IP_ALIGN + NET_SKB_PAD)
-
 static void vnet_rq_stat_inc(struct vnet_rq *rq, u64_stats_t *ctr)
 {
 	u64_stats_update_begin(&rq->stats.syncp);
@@ -29,9 +27,12 @@ static void vnet_rq_stat_inc(struct vnet_rq *rq, u64_stats_t *ctr)
 	u64_stats_update_end(&rq->stats.syncp);
 }
 
-static unsigned int vnet_small_truesize(const struct vnet *vi)
+/* @room: extra headroom for XDP programs (0 without one). */
+static unsigned int vnet_small_truesize(const struct vnet *vi,
+					unsigned int room)
 {
-	return SKB_DATA_ALIGN(VNET_RX_PAD + vi->hdr_len + VNET_GOOD_FRAME_LEN) +
+	return SKB_DATA_ALIGN(VNET_RX_PAD + room + vi->hdr_len +
+			      VNET_GOOD_FRAME_LEN) +
 	       SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 }
 
@@ -69,7 +70,8 @@ static struct page *vnet_take_page(struct vnet_rq *rq, gfp_t gfp)
 static int vnet_add_small(struct vnet_rq *rq, gfp_t gfp)
 {
 	struct vnet *vi = rq->qp->vi;
-	unsigned int truesize = vnet_small_truesize(vi);
+	unsigned int room = READ_ONCE(vi->xdp_headroom);
+	unsigned int truesize = vnet_small_truesize(vi, room);
 	struct page_frag *frag = &rq->frag;
 	char *buf;
 	int err;
@@ -80,45 +82,66 @@ static int vnet_add_small(struct vnet_rq *rq, gfp_t gfp)
 	get_page(frag->page);
 	frag->offset += truesize;
 
-	sg_init_one(rq->sg, buf + VNET_RX_PAD, vi->hdr_len + VNET_GOOD_FRAME_LEN);
+	sg_init_one(rq->sg, buf + VNET_RX_PAD + room,
+		    vi->hdr_len + VNET_GOOD_FRAME_LEN);
 	err = virtqueue_add_inbuf_ctx(rq->vq, rq->sg, 1, buf,
-				      vnet_rx_ctx(truesize, 0), gfp);
+				      vnet_rx_ctx(truesize, room), gfp);
 	if (err < 0)
 		put_page(virt_to_head_page(buf));
 	return err;
 }
 
-/* Size of the next mergeable buffer (also shown in sysfs). */
-unsigned int vnet_rx_mrg_len(struct vnet_rq *rq)
+/*
+ * Size of the next mergeable buffer (also shown in sysfs): the device's
+ * part of it, without the headroom and tailroom XDP needs around it.
+ */
+static unsigned int vnet_rx_mrg_len_room(struct vnet_rq *rq,
+					 unsigned int room)
 {
+	unsigned int tail = room ? VNET_XDP_TAILROOM : 0;
+
 	return vnet_mrg_buf_len(ewma_vnet_pkt_len_read(&rq->avg_len),
 				rq->mrg_min_len, rq->qp->vi->hdr_len,
-				PAGE_SIZE, L1_CACHE_BYTES);
+				PAGE_SIZE - room - tail, L1_CACHE_BYTES);
 }
 
+unsigned int vnet_rx_mrg_len(struct vnet_rq *rq)
+{
+	return vnet_rx_mrg_len_room(rq, READ_ONCE(rq->qp->vi->xdp_headroom));
+}
+
+/*
+ * A mergeable buffer: [XDP headroom][device's part][XDP tailroom], the
+ * rooms only while an XDP program may run.  The token the ring returns
+ * is the start of the device's part; its context says how large that is
+ * and how much headroom precedes it.
+ */
 static int vnet_add_mergeable(struct vnet_rq *rq, gfp_t gfp)
 {
+	unsigned int room = READ_ONCE(rq->qp->vi->xdp_headroom);
+	unsigned int tail = room ? VNET_XDP_TAILROOM : 0;
 	struct page_frag *frag = &rq->frag;
-	unsigned int len, hole;
+	unsigned int len, hole, alloc;
 	char *buf;
 	int err;
 
-	len = vnet_rx_mrg_len(rq);
-	if (unlikely(!skb_page_frag_refill(len, frag, gfp)))
+	len = vnet_rx_mrg_len_room(rq, room);
+	alloc = room + len + tail;
+	if (unlikely(!skb_page_frag_refill(alloc, frag, gfp)))
 		return -ENOMEM;
-	buf = (char *)page_address(frag->page) + frag->offset;
+	buf = (char *)page_address(frag->page) + frag->offset + room;
 	get_page(frag->page);
-	frag->offset += len;
+	frag->offset += alloc;
 	/* A tail too short for another buffer goes to this one. */
 	hole = frag->size - frag->offset;
-	if (hole < len) {
+	if (hole < alloc) {
 		len += hole;
 		frag->offset += hole;
 	}
 
 	sg_init_one(rq->sg, buf, len);
 	err = virtqueue_add_inbuf_ctx(rq->vq, rq->sg, 1, buf,
-				      vnet_rx_ctx(len, 0), gfp);
+				      vnet_rx_ctx(len, room), gfp);
 	if (err < 0)
 		put_page(virt_to_head_page(buf));
 	return err;
@@ -200,8 +223,8 @@ bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp)
 
 /* --- receiving --- */
 
-static void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
-			unsigned int val)
+void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
+		 unsigned int val)
 {
 	vnet_rq_stat_inc(rq, ctr);
 	net_warn_ratelimited("%s: %s: dropped a frame with %s (%u)\n",
@@ -209,7 +232,7 @@ static void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
 }
 
 /* Give back @n further buffers of a frame that is being dropped. */
-static void vnet_rx_drain(struct vnet_rq *rq, unsigned int n)
+void vnet_rx_drain(struct vnet_rq *rq, unsigned int n)
 {
 	unsigned int len;
 	void *buf;
@@ -267,6 +290,7 @@ static struct sk_buff *vnet_rx_small(struct vnet_rq *rq, void *buf, void *ctx,
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int truesize = vnet_rx_ctx_truesize(ctx);
+	unsigned int pad = VNET_RX_PAD + vnet_rx_ctx_headroom(ctx);
 	struct sk_buff *skb;
 
 	if (vnet_rx_check_first(len, vi->hdr_len,
@@ -274,14 +298,14 @@ static struct sk_buff *vnet_rx_small(struct vnet_rq *rq, void *buf, void *ctx,
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
 		goto drop;
 	}
-	memcpy(hdr, buf + VNET_RX_PAD, vi->hdr_len);
+	memcpy(hdr, buf + pad, vi->hdr_len);
 
 	skb = build_skb(buf, truesize);
 	if (unlikely(!skb)) {
 		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
 		goto drop;
 	}
-	skb_reserve(skb, VNET_RX_PAD + vi->hdr_len);
+	skb_reserve(skb, pad + vi->hdr_len);
 	skb_put(skb, len - vi->hdr_len);
 	return skb;
 drop:
@@ -436,6 +460,10 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 	union vnet_rx_hdr hdr;
 	struct sk_buff *skb;
 
+	if (rcu_access_pointer(vi->xdp_prog) && vnet_xdp_rx(rq, buf, ctx, len,
+							    bytes))
+		return;
+
 	switch (vi->rx_mode) {
 	case VNET_RX_MERGEABLE:
 		skb = vnet_rx_mergeable(rq, buf, ctx, len, &hdr);
@@ -485,6 +513,8 @@ int vnet_rx_receive(struct vnet_rq *rq, int budget)
 		vnet_rx_one(rq, buf, ctx, len, &bytes);
 		received++;
 	}
+	if (rq->xdp_pending)
+		vnet_xdp_rx_end(rq);
 
 	ring = virtqueue_get_vring_size(rq->vq);
 	if (rq->vq->num_free > min_t(unsigned int, budget, ring) / 2 &&

@@ -59,6 +59,9 @@ unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 
 	sq->reclaim.last_ns = now;
 	while ((skb = virtqueue_get_buf(sq->vq, &len))) {
+		/* XDP frames: no skb, no byte queue limits (xdp.c) */
+		if (vnet_xdp_tx_done(sq, skb))
+			continue;
 		bytes += skb->len;
 		packets++;
 		napi_consume_skb(skb, budget);
@@ -78,7 +81,8 @@ unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 
 void vnet_tx_free_buf(struct vnet_sq *sq, void *buf)
 {
-	dev_kfree_skb_any(buf);
+	if (!vnet_xdp_tx_done(sq, buf))
+		dev_kfree_skb_any(buf);
 }
 
 /* Buffers were freed outside completion: byte queue limits start over. */
