@@ -9,7 +9,9 @@
  *    NICs planned together share one count, so several NICs spread over
  *    the machine instead of piling onto the same CPUs;
  *  - within a node a pair's interrupt goes to the least loaded CPU,
- *    distinct cores before SMT siblings, last-level caches in turn;
+ *    distinct cores before SMT siblings, and among those to the
+ *    last-level cache with the fewest pairs per CPU, so the caches of a
+ *    node share its pairs in proportion before any cache gets a second;
  *  - with more pairs than CPUs the assignment wraps round robin, and no
  *    CPU ever carries two more pairs than another;
  *  - each CPU transmits on the pairs whose interrupt it takes; a CPU
@@ -38,10 +40,19 @@ struct vnet_plan {
 	unsigned int total_pairs;	/* over all NICs */
 	u16 *irq_cpu;			/* [total_pairs] */
 	unsigned long *xps;		/* [total_pairs][BITS_TO_LONGS(mask_bits)] */
-	/* scratch */
+	/* scratch; [ncpus] arrays are indexed like cpus[] */
 	unsigned int *load;		/* [ncpus] pairs per CPU */
 	unsigned int *order;		/* [ncpus] spread order */
 	unsigned int *rank;		/* [ncpus] thread rank within its core */
+	unsigned int *core_of;		/* [ncpus] first CPU of the same core */
+	unsigned int *llc_of;		/* [ncpus] first CPU of the same cache */
+	unsigned int *core_load;	/* [ncpus] pairs per core, at core_of */
+	unsigned int *llc_load;		/* [ncpus] pairs per cache, at llc_of */
+	unsigned int *llc_cpus;		/* [ncpus] CPUs per cache, at llc_of */
+	unsigned int *node_pairs;	/* [ncpus] pairs per node, at the
+					 * node's first position in order[]
+					 */
+	unsigned int *irq_idx;		/* [total_pairs] cpus[] index of irq_cpu */
 	unsigned int *xps_count;	/* [total_pairs] */
 };
 

@@ -32,6 +32,18 @@ static inline void vnet_reset_device(struct virtio_device *vdev)
 }
 
 /*
+ * 6.11 let drivers hold back config change notifications.  The in-tree
+ * driver holds them while its interface is down and leaves them held when
+ * it is unloaded; a driver bound after it must let them through again.
+ */
+static inline void vnet_config_driver_enable(struct virtio_device *vdev)
+{
+#ifdef VNET_HAVE_CONFIG_DRIVER_ENABLE
+	virtio_config_driver_enable(vdev);
+#endif
+}
+
+/*
  * Virtqueue discovery: 6.11 replaced the parallel callbacks/names/ctx
  * arrays by an array of struct virtqueue_info.
  */

@@ -9,14 +9,23 @@
  * sends as one burst (xmit_more) always share a notification, and a
  * stopped queue or an urgent sender (netpoll, teardown) never waits.
  *
- * Adaptive mode learns how many packets one hold window gathers: the
- * first packet after idle is kicked at once, holding starts only when at
- * least VNET_KICK_MIN_BATCH packets are expected per window (a batch costs
- * a timer arm and a timer interrupt besides its kick, so fewer would not
- * pay), grows while batches fill before the deadline and falls back to
- * what the window really gathered when the timer has to flush.  A flow
- * limited by TCP Small Queues (about two packets in flight) thus never
- * waits for the timer round after round.
+ * Adaptive mode learns how many packets one hold window gathers.  The
+ * first packet after idle is kicked at once.  Holding starts only when
+ * the recent gaps between bursts (a moving average) promise at least
+ * VNET_KICK_MIN_BATCH packets per window: a batch costs a timer arm and a
+ * timer interrupt besides its kick, so fewer would not pay.  A batch that
+ * fills quickly lets the next one grow; one the timer had to flush shows
+ * what a window really yields:
+ *  - too few packets: holding stops, and may only start again after a
+ *    number of bursts that doubles with every such failure (closed-loop
+ *    traffic, e.g. request/response, stops sending while its packet is
+ *    held: probing it costs one wait per 2^n rounds, not every round);
+ *  - enough packets, but the last one came early in the window: the
+ *    senders ran out (all of them waiting for answers, or TCP Small Queues
+ *    throttling), so the next batch is kicked as soon as it reaches that
+ *    size and does not grow past it for a while.
+ * A flow limited by TCP Small Queues (about two packets in flight) thus
+ * never waits for the timer round after round.
  *
  * Pure decision logic: the caller (tx.c) passes the time and what it
  * knows about the packet and the queue, and carries out the answer.  The
@@ -30,6 +39,10 @@
 
 #define VNET_KICK_MIN_BATCH	4
 #define VNET_KICK_MAX_BATCH	64
+/* Most bursts a failed hold keeps holding off for: 2^VNET_KICK_MAX_BACKOFF. */
+#define VNET_KICK_MAX_BACKOFF	8
+/* Batches that may not grow after the senders were seen to run out. */
+#define VNET_KICK_NOGROW	16
 
 struct vnet_kick_cfg {
 	u32 frames;	/* most packets per notification; 0: no count limit */
@@ -47,12 +60,19 @@ enum vnet_kick_reason {
 
 struct vnet_kick_state {
 	u32 pending;	/* packets added since the last notification */
-	u32 target;	/* adaptive: packets one hold window gathers */
+	u32 target;	/* adaptive: packets to gather; 1: not holding */
+	u32 skip;	/* adaptive: bursts before holding may start again */
+	u8 backoff;	/* adaptive: log2 of the next skip */
+	u8 nogrow;	/* adaptive: batches that may not grow */
 	bool armed;	/* flush timer requested for this batch */
 	enum vnet_kick_reason why;	/* why the last VNET_KICK_NOW */
 	u64 first_ns;	/* when the oldest pending packet was added */
+	u64 last_add_ns;	/* when the newest pending packet was added */
 	u64 last_end_ns;	/* when the previous burst ended */
+	u64 gap_avg_ns;	/* adaptive: moving average of burst gaps */
 	u64 max_hold_ns;	/* longest wait of a packet for its kick */
+	/* Latest a flush timer ran after its deadline (its own latency). */
+	u64 max_late_ns;
 };
 
 struct vnet_kick_in {
@@ -74,6 +94,10 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_in *in);
 u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg);
+void vnet_kick_timer_ran(struct vnet_kick_state *s,
+			 const struct vnet_kick_cfg *cfg, u64 now);
+bool vnet_kick_overdue(const struct vnet_kick_state *s,
+		       const struct vnet_kick_cfg *cfg, u64 now);
 void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
 		    enum vnet_kick_reason why, u64 now);
 

@@ -6,15 +6,26 @@
  *
  * No device feature is needed: the receive interrupt is simply left off
  * while the timer runs.  A deferral costs a timer arm and a timer
- * interrupt (two VM exits) instead of the device interrupts it saves, so
- * it is only worth taking when a poll gathers several packets:
+ * interrupt (two VM exits, often a third to put the tick back) instead of
+ * the device interrupts it saves, so it is only worth taking when it
+ * gathers what several interrupts would have:
  *  - fixed mode: defer by rx-usecs after a poll that found at least
  *    rx-frames packets (any work when rx-frames is 0 or 1);
- *  - adaptive mode: defer only after a poll that found at least
- *    VNET_RX_MIN_BATCH packets, and size the deferral from the rate the
- *    last one saw so that the next poll gathers about rx-frames packets,
- *    never longer than rx-usecs.  An idle or latency-bound flow (one
- *    packet per interrupt) therefore always gets its interrupt at once.
+ *  - adaptive mode: learn how many packets an interrupt brings (a moving
+ *    average over the polls that follow an interrupt).  A poll after an
+ *    interrupt that found at least VNET_RX_MIN_BATCH packets starts a
+ *    deferral.  Its window opens when, at the rate the last deferral saw,
+ *    about rx-frames packets will have come, and closes after rx-usecs,
+ *    or sooner if half the ring would fill first.  A window wider than
+ *    the scheduler tick is served by the tick's own interrupt when the
+ *    CPU is busy (see qp_timer.h): such a deferral costs no exit and is
+ *    repeated while it gathers at least what an interrupt brings; a
+ *    narrower one must gather VNET_RX_DEFER_GAIN times that, i.e. save
+ *    more device interrupts than its timer costs.  A deferral that did
+ *    not pay re-enables the interrupt and the next one is only tried
+ *    after a number of interrupts that doubles with each failure.  An
+ *    idle or latency-bound flow (one packet per interrupt) therefore
+ *    always gets its interrupt at once.
  * rx-usecs 0 disables deferral (the interrupt is re-enabled as soon as a
  * poll drains the ring, like the stock driver).
  *
@@ -26,6 +37,10 @@
 #include <linux/types.h>
 
 #define VNET_RX_MIN_BATCH	4
+/* A deferral must gather this many interrupts' worth of packets. */
+#define VNET_RX_DEFER_GAIN	3
+/* Most interrupts a failed deferral holds the next one off for: 2^8. */
+#define VNET_RX_MAX_BACKOFF	8
 /* Adaptive deferrals never go below this share of rx-usecs. */
 #define VNET_RX_MIN_DEFER_DIV	16
 
@@ -34,21 +49,32 @@ struct vnet_rx_mod_cfg {
 	/* Fixed: packets that trigger a deferral; adaptive: the aim. */
 	u32 frames;
 	bool adaptive;
+	u32 ring;	/* RX ring size (0: unknown) */
+	u64 tick_ns;	/* scheduler tick period (0: do not count on it) */
 };
 
 struct vnet_rx_mod_state {
 	u32 polls;	/* consecutive polls that used their whole budget */
-	u64 defer_ns;	/* length of the deferral in progress; 0: none */
+	u32 work;	/* packets of those polls */
+	u32 irq_yield8;	/* adaptive: packets per interrupt, x8, averaged */
+	u32 skip;	/* adaptive: interrupts before the next deferral */
+	u8 backoff;	/* adaptive: log2 of the next skip */
+	u64 defer_ns;	/* window opening of the deferral in progress; 0: none */
+	u64 start_ns;	/* when the deferral in progress began */
+	bool free;	/* its window holds a tick: it costs no exit */
 };
 
 enum vnet_rx_next {
 	VNET_RX_POLL_AGAIN,	/* budget used up: NAPI polls again */
 	VNET_RX_REARM,		/* ring drained: re-enable the interrupt */
-	VNET_RX_DEFER,		/* keep the interrupt off, poll after *defer_ns */
+	VNET_RX_DEFER,		/* keep the interrupt off, poll in the window
+				 * [*defer_ns, *defer_max_ns] from now
+				 */
 };
 
 enum vnet_rx_next vnet_rx_mod_decide(struct vnet_rx_mod_state *s,
 				     const struct vnet_rx_mod_cfg *cfg,
-				     int work_done, int budget, u64 *defer_ns);
+				     int work_done, int budget, u64 now,
+				     u64 *defer_ns, u64 *defer_max_ns);
 
 #endif /* VNET_RX_MODERATION_H */

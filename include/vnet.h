@@ -154,6 +154,11 @@ struct vnet_sq {
 	struct vnet_reclaim_state reclaim;
 	/* Set by the interrupt, consumed by TX NAPI: was it worth it? */
 	bool irq_seen;
+	/*
+	 * Set by the flush timer when it found the TX queue lock taken: the
+	 * holder kicks the held packets before it lets go (see napi.c).
+	 */
+	bool flush_wanted;
 
 	struct vnet_sq_stats stats;
 	struct vnet_irq_stats irq;
@@ -169,6 +174,8 @@ struct vnet_qp {
 	struct vnet_sq sq;
 	struct vnet_qp_timer timer;
 };
+
+#define VNET_LINK_UNKNOWN	0xffff
 
 /*
  * A received virtio-net header, of any negotiated length: the largest
@@ -252,7 +259,14 @@ struct vnet {
 	u64 offloads_capable;
 	u64 offloads;
 
-	/* Link state from config space, and what ethtool reports. */
+	/* NAPI and timers of every pair are on (open, restore); RTNL. */
+	bool pairs_enabled;
+
+	/*
+	 * Link state from config space (VIRTIO_NET_S_LINK_UP or 0, or
+	 * VNET_LINK_UNKNOWN before the first reading), and what ethtool
+	 * reports.
+	 */
 	u16 status;
 	u32 speed;
 	u8 duplex;
@@ -263,12 +277,13 @@ struct vnet {
 
 	/*
 	 * Deferred work.  work_lock guards the *_enabled flags, so that
-	 * nothing is scheduled once teardown has begun.
+	 * nothing is scheduled once teardown has begun, and refill_missed
+	 * (refill was asked for while disabled).
 	 */
 	spinlock_t work_lock;
 	bool refill_enabled;
+	bool refill_missed;
 	bool rx_mode_enabled;
-	bool config_enabled;
 	struct delayed_work refill;
 	struct work_struct rx_mode_work;
 	struct work_struct config_work;
@@ -276,6 +291,7 @@ struct vnet {
 	/* Affinity plan (affinity.c), guarded by its lock. */
 	struct list_head aff_node;
 	bool aff_active;
+	u16 aff_pairs;			/* pairs the plan in force covers */
 	u16 *aff_cpu;			/* [max_pairs] IRQ CPU, U16_MAX: none */
 	struct cpumask **aff_xps;	/* [max_pairs] XPS CPUs */
 
@@ -339,9 +355,11 @@ void vnet_qp_disable(struct vnet *vi, unsigned int i);
 void vnet_qp_flush_tx(struct vnet *vi, unsigned int i);
 void vnet_napi_schedule(struct napi_struct *napi, struct virtqueue *vq);
 void vnet_napi_enable(struct napi_struct *napi, struct virtqueue *vq);
-void vnet_refill_enable(struct vnet *vi);
+void vnet_refill_enable(struct vnet *vi, bool now);
 void vnet_refill_disable(struct vnet *vi);
 void vnet_refill_work(struct work_struct *work);
+void vnet_pairs_start(struct vnet *vi);
+void vnet_pairs_stop(struct vnet *vi);
 int vnet_set_pairs(struct vnet *vi, u16 pairs);
 
 /* rx.c */
@@ -365,8 +383,11 @@ void vnet_tx_flush(struct vnet_sq *sq);
 void vnet_tx_setup(struct vnet_sq *sq);
 void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c);
 void vnet_tx_flush_timer(struct vnet_sq *sq);
+void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now);
+void vnet_tx_flush_wanted(struct vnet_sq *sq);
 void vnet_tx_reclaim_timer(struct vnet_sq *sq);
 void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now);
+void vnet_tx_timer_stopped(struct vnet_sq *sq);
 void vnet_tx_reset_bql(struct vnet_sq *sq);
 unsigned int vnet_sq_in_use(const struct vnet_sq *sq);
 

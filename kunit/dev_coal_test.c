@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* KUnit: wire format of the device coalescing commands. */
 #include <kunit/test.h>
+#include "coal.h"
 #include "dev_coal.h"
 
 static void devcoal_global_layout(struct kunit *test)
@@ -40,7 +41,34 @@ static void devcoal_command_numbers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, VNET_CTRL_NOTF_COAL_VQ_SET, 2);
 }
 
+/* Adaptive RX stays in the guest; the device interrupts at once. */
+static void devcoal_split_adaptive(struct kunit *test)
+{
+	struct vnet_rx_coal rc = { .usecs = 100, .frames = 32, .adaptive = true };
+	struct vnet_dev_coal_vq rx = { 7, 7 }, tx = { 7, 7 };
+
+	KUNIT_EXPECT_TRUE(test, vnet_dev_coal_split(&rc, &rx, &tx));
+	KUNIT_EXPECT_EQ(test, rx.max_packets, 0U);
+	KUNIT_EXPECT_EQ(test, rx.max_usecs, 0U);
+	KUNIT_EXPECT_EQ(test, tx.max_packets, 0U);
+	KUNIT_EXPECT_EQ(test, tx.max_usecs, 0U);
+}
+
+/* Fixed RX goes to the device, and the guest stops deferring. */
+static void devcoal_split_fixed(struct kunit *test)
+{
+	struct vnet_rx_coal rc = { .usecs = 250, .frames = 16 };
+	struct vnet_dev_coal_vq rx, tx = { 7, 7 };
+
+	KUNIT_EXPECT_FALSE(test, vnet_dev_coal_split(&rc, &rx, &tx));
+	KUNIT_EXPECT_EQ(test, rx.max_packets, 16U);
+	KUNIT_EXPECT_EQ(test, rx.max_usecs, 250U);
+	KUNIT_EXPECT_EQ(test, tx.max_usecs, 0U);
+}
+
 static struct kunit_case dev_coal_cases[] = {
+	KUNIT_CASE(devcoal_split_adaptive),
+	KUNIT_CASE(devcoal_split_fixed),
 	KUNIT_CASE(devcoal_global_layout),
 	KUNIT_CASE(devcoal_vq_layout),
 	KUNIT_CASE(devcoal_command_numbers),

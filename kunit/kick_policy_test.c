@@ -81,8 +81,14 @@ static void kick_timer_flush_records_hold(struct kunit *test)
 
 	vnet_kick_init(&s, &cfg);
 	pkt(&s, &cfg, 100 * US, false);
+	/* The timer ran 3 us after the deadline (100 + 50). */
+	vnet_kick_timer_ran(&s, &cfg, 153 * US);
+	KUNIT_EXPECT_EQ(test, s.max_late_ns, 3 * US);
 	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 153 * US);
 	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 53 * US);
+	/* A timer with nothing held records nothing. */
+	vnet_kick_timer_ran(&s, &cfg, 900 * US);
+	KUNIT_EXPECT_EQ(test, s.max_late_ns, 3 * US);
 	/* The next packet starts a new batch and arms again. */
 	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 200 * US, false), VNET_KICK_ARM);
 }
@@ -123,24 +129,28 @@ static void kick_adaptive_sparse_flow_not_held(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 0ULL);
 }
 
-/* Adaptive: dense traffic starts batching; batches that fill grow. */
+/* Adaptive: dense traffic starts batching; batches that fill fast grow. */
 static void kick_adaptive_load_batches(struct kunit *test)
 {
 	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
 	struct vnet_kick_state s;
 	u64 t = 1000 * US;
-	int i;
+	int i, bursts = 0;
 
 	vnet_kick_init(&s, &cfg);
-	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
-	vnet_kick_done(&s, &cfg, s.why, t);
-	t += 5 * US;	/* 5 us apart: 20 per window */
-	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
-	vnet_kick_done(&s, &cfg, s.why, t);
+	/* Bursts 5 us apart (20 per window): kicked one by one at first... */
+	while (s.target == 1 && bursts < 20) {
+		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+		vnet_kick_done(&s, &cfg, s.why, t);
+		t += 5 * US;
+		bursts++;
+	}
+	/* ...until the moving average is sure: not after one short gap. */
+	KUNIT_EXPECT_GT(test, bursts, 2);
+	KUNIT_EXPECT_LT(test, bursts, 10);
 	KUNIT_EXPECT_EQ(test, s.target, (u32)VNET_KICK_MIN_BATCH);
 
 	/* Now held until four have gathered. */
-	t += 5 * US;
 	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_ARM);
 	for (i = 0; i < 2; i++) {
 		t += 5 * US;
@@ -148,8 +158,107 @@ static void kick_adaptive_load_batches(struct kunit *test)
 	}
 	t += 5 * US;
 	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
 	vnet_kick_done(&s, &cfg, s.why, t);
+	/* Filled in 15 us of a 100 us window: the next batch is twice as big. */
 	KUNIT_EXPECT_EQ(test, s.target, 8U);
+
+	/* A batch that fills slowly (60 us) does not grow. */
+	s.target = 4;
+	for (i = 0; i < 4; i++) {
+		t += 20 * US;
+		pkt(&s, &cfg, t, false);
+	}
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
+	vnet_kick_done(&s, &cfg, s.why, t);
+	KUNIT_EXPECT_EQ(test, s.target, 4U);
+}
+
+/*
+ * Adaptive, closed loop (request/response): the sender waits for an answer
+ * to its held packet, so a window yields one packet.  Each failed hold
+ * doubles the number of bursts kicked at once before holding is tried
+ * again: over many rounds only a few wait for the timer.
+ */
+static void kick_adaptive_closed_loop_backs_off(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_state s;
+	u64 t = 1000 * US;
+	int round, waits = 0;
+
+	vnet_kick_init(&s, &cfg);
+	for (round = 0; round < 1000; round++) {
+		enum vnet_kick_action a = pkt(&s, &cfg, t, false);
+
+		if (a == VNET_KICK_NOW) {
+			vnet_kick_done(&s, &cfg, s.why, t);
+			t += 10 * US;	/* the answer comes 10 us after a kick */
+			continue;
+		}
+		/* Held: nothing else comes; the timer flushes it. */
+		KUNIT_EXPECT_EQ(test, a, VNET_KICK_ARM);
+		waits++;
+		t = vnet_kick_deadline(&s, &cfg);
+		vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t);
+		KUNIT_EXPECT_EQ(test, s.target, 1U);
+		t += 10 * US;
+	}
+	/* 1000 rounds: back-off 1, 2, 4 ... 256 bursts, then every 256. */
+	KUNIT_EXPECT_GT(test, waits, 0);
+	KUNIT_EXPECT_LE(test, waits, 12);
+	KUNIT_EXPECT_EQ(test, s.backoff, (u8)VNET_KICK_MAX_BACKOFF);
+}
+
+/*
+ * Adaptive, senders that run out: eight flows each send one packet and
+ * wait.  The timer flushes eight packets that all came early in the
+ * window; from then on batches go out when they reach eight, and do not
+ * grow past it for a while.
+ */
+static void kick_adaptive_senders_run_out(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_state s;
+	u64 t = 1000 * US;
+	int i, round;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.gap_avg_ns = 2 * US;
+	s.last_end_ns = t - 2 * US;
+	for (i = 0; i < 8; i++, t += 2 * US)
+		pkt(&s, &cfg, t, false);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1100 * US);
+	KUNIT_EXPECT_EQ(test, s.target, 8U);
+	KUNIT_EXPECT_EQ(test, s.nogrow, (u8)VNET_KICK_NOGROW);
+
+	t = 1102 * US;
+	for (round = 0; round < VNET_KICK_NOGROW; round++) {
+		for (i = 0; i < 7; i++, t += 2 * US)
+			KUNIT_EXPECT_NE(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+		KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
+		vnet_kick_done(&s, &cfg, s.why, t);
+		KUNIT_EXPECT_EQ(test, s.target, 8U);
+		t += 2 * US;
+	}
+	KUNIT_EXPECT_EQ(test, s.nogrow, 0);
+}
+
+/* Held packets past their tx-usecs are overdue for any lock holder. */
+static void kick_overdue(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 8, .usecs = 100 };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 5000 * US));
+	pkt(&s, &cfg, 1000 * US, false);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 1100 * US - 1));
+	KUNIT_EXPECT_TRUE(test, vnet_kick_overdue(&s, &cfg, 1100 * US));
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1100 * US);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 9000 * US));
 }
 
 /* Adaptive: a batch the timer had to flush sets the target to its size. */
@@ -237,6 +346,9 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_ring_full_and_urgent),
 	KUNIT_CASE(kick_adaptive_sparse_flow_not_held),
 	KUNIT_CASE(kick_adaptive_load_batches),
+	KUNIT_CASE(kick_adaptive_closed_loop_backs_off),
+	KUNIT_CASE(kick_adaptive_senders_run_out),
+	KUNIT_CASE(kick_overdue),
 	KUNIT_CASE(kick_adaptive_timer_shrinks),
 	KUNIT_CASE(kick_adaptive_idle_then_immediate),
 	KUNIT_CASE(kick_adaptive_caps),

@@ -5,6 +5,10 @@
 
 obj-$(CONFIG_VNET_KUNIT_TEST) += vnet_kunit.o
 
+# Any compiler warning in the tests or the code they cover fails the run
+# (the kernel's own -Wframe-larger-than limit included).
+ccflags-y += -Werror
+
 vnet_kunit-y := \
 	src/timer_plan.o	kunit/timer_plan_test.o \
 	src/kick_policy.o	kunit/kick_policy_test.o \

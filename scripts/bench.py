@@ -10,6 +10,7 @@ compares the medians over the repeats.
   scripts/bench.py                                   # 6.1, 5 runs x 8 s, everything
   scripts/bench.py --quick                           # smoke: 3 runs x 5 s, 4 workloads, 2q
   scripts/bench.py --kernel 6.12 --workloads pingpong,rr16 --topology 4 --runs 7
+  scripts/bench.py --topology 4,4:2 --workloads rr16   # 4 vCPUs with 4 and with 2 queue pairs
   scripts/bench.py --model zero,ref,ref-noirq        # exit-cost models (default zero,ref)
   scripts/bench.py --check-repro build/bench/<ts>/results.json   # same config again + compare
   scripts/bench.py --compare OLD.json NEW.json       # compare two result files, no run
@@ -20,8 +21,11 @@ Per workload and driver: transactions/s (sockperf) or Mbit/s (iperf3),
 p50/p99 latency, guest packets; host-side kicks (QEMU trace
 virtio_queue_notify) and interrupts (virtio_notify) split by TX/RX queue;
 timer arms (exit-cost plugin), timer interrupts and IPIs (guest
-/proc/interrupts LOC, RES+CAL); the driver's ethtool -S deltas (raw, in the
-JSON). EXITS per transaction (or per packet for streams) = kicks + device
+/proc/interrupts LOC, RES+CAL); the NIC's queue interrupts per vCPU (guest
+/proc/interrupts, per unit) and, for ours, the share of each queue vector's
+interrupts that landed on the CPU of the driver's plan (/sys/class/net/<dev>/
+virtio_net/affinity, read after boot); the driver's ethtool -S deltas and the
+per-CPU counts of every IRQ (raw, in the JSON). EXITS per transaction (or per packet for streams) = kicks + device
 interrupts + timer arms + timer interrupts + IPIs, unweighted; "cost" = the
 plugin's counts weighted by the model's costs (the reference costs for the
 counting-only models).
@@ -157,7 +161,7 @@ def wait_for_idle(max_wait: float, idle_cpus: float) -> tuple[float, float]:
     return round(time.monotonic() - t0, 1), round(busy, 2)
 
 
-def run_boot(kernel, topo: int, pairs: list, driver: str, module: Path | None,
+def run_boot(kernel, topo, pairs: list, driver: str, module: Path | None,
              seconds: int, rep: int, prog: Progress, outdir: Path, seq: int,
              wait_idle: float = 0, idle_cpus: float = 0.5, memory: int = 1024,
              attempt: int = 0) -> dict:
@@ -168,7 +172,8 @@ def run_boot(kernel, topo: int, pairs: list, driver: str, module: Path | None,
            "loadavg_start": loadavg(), "runs": []}
     if attempt:
         rec["attempt"] = attempt
-    label = f"rep {rep + 1} {topo}q {driver:<5}" + (f" (retry {attempt})" if attempt else "")
+    ncpu, nq = B.topo_parse(topo)
+    label = f"rep {rep + 1} {R.topo_short(topo)} {driver:<5}" + (f" (retry {attempt})" if attempt else "")
     t_start = time.monotonic()
     if wait_idle > 0:
         rec["idle_wait_s"], rec["host_busy_before"] = wait_for_idle(wait_idle, idle_cpus)
@@ -178,7 +183,7 @@ def run_boot(kernel, topo: int, pairs: list, driver: str, module: Path | None,
     booted = False
     try:
         ec = B.make_exitcost(kernel, models[0])
-        cfg = VMConfig(smp=topo, memory=memory, nics=(Nic(queues=topo),), trace_events=TRACE_EVENTS,
+        cfg = VMConfig(smp=ncpu, memory=memory, nics=(Nic(queues=nq),), trace_events=TRACE_EVENTS,
                        qemu_args=ec.qemu_args() if ec else ())
         g = Guest(kernel, cfg, driver=driver, module=module if driver == "ours" else None,
                   name=f"bench-{os.getpid()}-{seq}")
@@ -194,8 +199,8 @@ def run_boot(kernel, topo: int, pairs: list, driver: str, module: Path | None,
         prog.step("boot", time.monotonic() - t_start, f"{label} booted in {rec['boot_s']:.1f}s "
                   f"({rec['guest_info'].get('driver', '?')} {rec['guest_info'].get('version', '')})"
                   f"{waited}")
-        ctx = B.BootCtx(g=g, ec=ec, trace=B.TraceState(g.trace_path), ncpu=topo, pairs=topo,
-                        ifname=ifname, model=models[0])
+        ctx = B.BootCtx(g=g, ec=ec, trace=B.TraceState(g.trace_path), ncpu=ncpu, pairs=nq,
+                        ifname=ifname, model=models[0], info=rec["guest_info"])
         mark = g.mark()
         steps_left = len(pairs)
         for w, model in pairs:
@@ -238,7 +243,8 @@ def run_boot(kernel, topo: int, pairs: list, driver: str, module: Path | None,
         if g is not None:
             failed = "error" in rec or any(not r.get("ok") for r in rec["runs"])
             if failed:
-                g.save_logs(outdir / "logs" / f"{seq:03d}-{topo}q-{'+'.join(models)}-{driver}"
+                g.save_logs(outdir / "logs" / f"{seq:03d}-{R.topo_short(topo).replace('/', '-')}-"
+                                              f"{'+'.join(models)}-{driver}"
                                               + (f"-retry{attempt}" if attempt else ""))
             g.shutdown()
         if ec is not None:
@@ -273,7 +279,7 @@ def write_reports(results: dict, outdir: Path, full_stdout: bool) -> str:
     full = R.table(results, summ, metrics=tuple(R.METRICS))
     short_t = R.table(results, summ)
     noise = R.noise_report(results, summ)
-    brk = R.exits_breakdown(results, summ)
+    brk = R.exits_breakdown(results, summ) + "\n\n" + R.irq_cpu_breakdown(results, summ)
     md = R.markdown(results, summ)
     head = describe_config(results)
     (outdir / "report.txt").write_text(f"{head}\n\n{full}\n\n{brk}\n\n{noise}\n")
@@ -313,7 +319,8 @@ def recompute(results: dict) -> dict:
             w = B.WORKLOADS.get(r.get("workload"))
             if r.get("ok") and w and "window" in r:
                 try:
-                    r["metrics"] = B.metrics(r, w, b["topology"], r.get("model", b.get("model")))
+                    ncpu, nq = B.topo_parse(b["topology"])
+                    r["metrics"] = B.metrics(r, w, nq, r.get("model", b.get("model")), ncpu)
                 except (KeyError, TypeError, ZeroDivisionError) as e:
                     sys.stderr.write(f"bench: cannot recompute {r['workload']}: {e}\n")
     return results
@@ -329,7 +336,8 @@ def parse_args(argv=None):
     ap.add_argument("--runs", type=int, help=f"repeats: boots per driver and topology (default {DEFAULT_RUNS})")
     ap.add_argument("--seconds", type=int, help=f"seconds per workload (default {DEFAULT_SECONDS})")
     ap.add_argument("--workloads", help="comma separated names or globs (default all; see --list)")
-    ap.add_argument("--topology", help=f"queue pairs = vCPUs, comma separated (default {DEFAULT_TOPOLOGY})")
+    ap.add_argument("--topology", help="comma separated: N = N vCPUs and N queue pairs, C:P = C vCPUs "
+                                       f"and P queue pairs (default {DEFAULT_TOPOLOGY})")
     ap.add_argument("--model", help=f"exit-cost models, comma separated: {', '.join(B.MODELS)} "
                                     f"(default {DEFAULT_MODELS})")
     ap.add_argument("--drivers", default="stock,ours", help="stock,ours (default) or one of them")
@@ -379,7 +387,8 @@ def resolve_config(a) -> dict:
     cfg = {"kernel": kernel, "runs": int(pick("runs", DEFAULT_RUNS)),
            "seconds": int(pick("seconds", DEFAULT_SECONDS)),
            "workloads": B.select_workloads(pick("workloads", ",".join(B.DEFAULT_WORKLOADS))),
-           "topologies": [int(x) for x in str(pick("topology", DEFAULT_TOPOLOGY)).split(",") if x],
+           "topologies": [B.topo_key(x) for x in str(pick("topology", DEFAULT_TOPOLOGY)).split(",")
+                          if x.strip()],
            "models": [x.strip() for x in pick("model", DEFAULT_MODELS).split(",") if x.strip()],
            "drivers": [x.strip() for x in a.drivers.split(",") if x.strip()]}
     mod = pick("module", None) or (REPO_ROOT / "build" / kernel / "virtio_net.ko")

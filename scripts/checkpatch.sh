@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Kernel coding style check: checkpatch.pl --strict over every C source
-# and header of the driver and its KUnit tests.  checkpatch.pl and its
+# and header of the driver, its KUnit tests and the test-only modules of
+# the QEMU harness (scripts/vmtest/guest-kmod).  checkpatch.pl and its
 # data files come from Debian's linux-source-6.1 package (extracted once
 # into the cache).  Any message fails the check.
 #
@@ -28,7 +29,7 @@ fi
 
 cd "$top"
 if [ $# -eq 0 ]; then
-	set -- src/*.c include/*.h kunit/*.c
+	set -- src/*.c include/*.h kunit/*.c scripts/vmtest/guest-kmod/*.c
 fi
 
 out=$(perl "$cp_pl" --strict --no-tree --terse --show-types -f "$@" 2>&1 |

@@ -33,6 +33,8 @@ probe VIRTQUEUE_RESIZE include/linux/virtio.h \
 	'int virtqueue_resize\('
 probe RESIZE_RECYCLE_DONE include/linux/virtio.h \
 	'int virtqueue_resize\([^;]*recycle_done'
+probe CONFIG_DRIVER_ENABLE include/linux/virtio.h \
+	'void virtio_config_driver_enable\('
 probe VIRTQUEUE_INFO include/linux/virtio_config.h \
 	'struct virtqueue_info \{'
 probe NAPI_ADD_WEIGHT include/linux/netdevice.h \

@@ -20,6 +20,10 @@ pkgs=(
 	linux-source-6.1 python3 xz-utils perl
 	# lint of the scripts
 	shellcheck
+	# the packages (make deb, make rpm) and their tests
+	# (scripts/test-package.sh; the full test also needs debootstrap,
+	# e2fsprogs, zstd and the QEMU harness's packages)
+	dpkg-dev debhelper dh-dkms rpm fakeroot e2fsprogs zstd
 )
 # the QEMU harness (scripts/vmtest/apt-packages.txt, one per line)
 while read -r p; do

@@ -66,7 +66,8 @@ def main() -> int:
         return 2
     if a.list:
         for t in suite.tests:
-            print(f"{t.name:<24} {'smoke ' if t.smoke else '      '}[{t.boot}] {t.doc}")
+            doc = " ".join(t.doc.split())
+            print(f"{t.name:<24} {'smoke ' if t.smoke else '      '}[{t.boot}] {doc}")
         return 0
     if not a.kernel:
         ap.error("--kernel is required")

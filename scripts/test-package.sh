@@ -7,7 +7,9 @@
 #
 #   scripts/test-package.sh --quick    package contents only: make deb,
 #                                      make rpm, file lists, scriptlets,
-#                                      the example modprobe.d file (~10 s)
+#                                      the example modprobe.d file, the
+#                                      fallback rule with and without its
+#                                      helper (~10 s; in scripts/test-all.sh)
 #   scripts/test-package.sh            everything (root; see README for
 #                                      the time it takes):
 #
@@ -18,16 +20,24 @@
 #     install an older package version, upgrade to this one, check modinfo,
 #     modprobe --show-depends, dkms status and the initramfs (our module,
 #     byte for byte the one on disk, the in-tree one and the fallback);
-#     a kernel with CONFIG_VIRTIO_NET=y is skipped with a message;
+#     a kernel with CONFIG_VIRTIO_NET=y is skipped with a message, by
+#     "dkms install" and by the kernel hooks;
 #     a kernel installed afterwards (6.12, bookworm-backports) gets the
-#     module from DKMS autoinstall;
+#     module from the kernel hooks (ours, DKMS's autoinstall);
 #     boot the root's own kernels and initramfs in QEMU (TCG) from an ext4
 #     image of it: the NIC comes up with our driver (6.1 and 6.12), and
 #     with the in-tree driver through the fallback under
 #     module.sig_enforce=1 (our module is signed with DKMS's MOK key,
 #     which is not enrolled), and with a deliberately broken build whose
 #     module fails to load, or loads but fails to probe;
-#     apt purge brings back the in-tree driver on disk and in the initramfs.
+#     a build that does not compile: installing the package and
+#     reinstalling the 6.12 kernel succeed, and show DKMS's own kernel
+#     hook failing without ours; every kernel keeps the in-tree driver on
+#     disk, in the initramfs and at boot; the initramfs hook drops the
+#     fallback rule when the helper is missing;
+#     apt purge brings back the in-tree driver on disk and in the initramfs;
+#     an administrator's copy of the fallback rule left behind still
+#     loads the in-tree virtio_net, in the initramfs and after it.
 #
 # Options:
 #   --quick      the quick checks only
@@ -63,7 +73,7 @@ for a in "$@"; do
 	--quick) quick=1 ;;
 	--no-boot) boot=0 ;;
 	--keep) keep=1 ;;
-	-h | --help) sed -n '6,41p' "$0" | cut -c3-; exit 0 ;;
+	-h | --help) sed -n '6,51p' "$0" | cut -c3-; exit 0 ;;
 	*) echo "test-package: unknown option $a" >&2; exit 2 ;;
 	esac
 done
@@ -146,6 +156,49 @@ check_options_file() {
 	return "$ok"
 }
 
+# The install rule of virtio_net in file $1, run as modprobe runs it (sh -c,
+# $CMDLINE_OPTS substituted) with the helper and /sbin/modprobe replaced by
+# stubs that record their arguments, and an empty PATH (nothing else may
+# run): with the helper readable it runs the helper, without it plain
+# "modprobe --ignore-install virtio_net" with the options.
+check_rule_guard() { # file
+	local f=$1 cmd tmp got ok=0 helper=/usr/lib/virtio-net-dkms/virtio-net-load
+	cmd=$(sed -n 's/^install virtio_net //p' "$f")
+	if [[ -z $cmd ]] || [[ $(grep -c '^install ' "$f") != 1 ]]; then
+		echo "  $f: not exactly one install rule, for virtio_net"
+		return 1
+	fi
+	tmp=$(mktemp -d)
+	mkdir "$tmp/empty"
+	# shellcheck disable=SC2016 # the stubs expand $* themselves
+	printf '#!/bin/sh\necho "modprobe $*" >>"%s/calls"\n' "$tmp" >"$tmp/modprobe"
+	# shellcheck disable=SC2016
+	printf 'echo "helper $*" >>"%s/calls"\n' "$tmp" >"$tmp/helper"
+	chmod 755 "$tmp/modprobe"
+	# shellcheck disable=SC2016 # modprobe's placeholder, literally
+	cmd=${cmd//'$CMDLINE_OPTS'/csum=0 napi_tx=1}
+	cmd=${cmd//"$helper"/$tmp/helper}
+	cmd=${cmd//\/sbin\/modprobe/$tmp/modprobe}
+	run_rule() {
+		rm -f "$tmp/calls"
+		PATH=$tmp/empty /bin/sh -c "$cmd" 2>&1
+		got=$(cat "$tmp/calls" 2>/dev/null)
+	}
+	run_rule
+	if [[ $got != "helper csum=0 napi_tx=1" ]]; then
+		echo "  with the helper: ran '${got:-nothing}', not the helper with the options"
+		ok=1
+	fi
+	rm "$tmp/helper"
+	run_rule
+	if [[ $got != "modprobe --ignore-install virtio_net csum=0 napi_tx=1" ]]; then
+		echo "  without the helper: ran '${got:-nothing}', not modprobe --ignore-install virtio_net with the options"
+		ok=1
+	fi
+	rm -rf "$tmp"
+	return "$ok"
+}
+
 quick_checks() {
 	local deb rpm tmp
 	stage "quick: versions, make deb, make rpm"
@@ -155,7 +208,8 @@ quick_checks() {
 	if command -v shellcheck >/dev/null; then
 		check "shellcheck of the packaging scripts" shellcheck -s sh -e SC1091 \
 			"$top/packaging/common/virtio-net-load" "$top/packaging/common/package-hook" \
-			"$top/packaging/common/initramfs-hook" "$top/packaging/debian/virtio-net-dkms.postinst" \
+			"$top/packaging/common/initramfs-hook" "$top/packaging/debian/kernel-hook" \
+			"$top/packaging/debian/virtio-net-dkms.postinst" \
 			"$top/packaging/debian/virtio-net-dkms.postrm"
 		check "shellcheck of the package scripts" shellcheck -x \
 			"$top/scripts/make-deb.sh" "$top/scripts/make-rpm.sh" "$top/scripts/test-package.sh" \
@@ -184,11 +238,22 @@ quick_checks() {
 		usr/lib/virtio-net-dkms/virtio-net-load usr/lib/virtio-net-dkms/package-hook \
 		lib/modprobe.d/virtio-net-dkms-fallback.conf etc/modprobe.d/virtio-net-dkms.conf \
 		usr/share/initramfs-tools/hooks/virtio-net-dkms usr/share/doc/virtio-net-dkms/README.gz \
+		etc/kernel/postinst.d/00-virtio-net-dkms etc/kernel/header_postinst.d/00-virtio-net-dkms \
 		usr/share/doc/virtio-net-dkms/examples/10-virtio-net-dkms.link \
 		usr/share/doc/virtio-net-dkms/examples/90-virtio-net-dkms-ethtool.rules; do
 		[[ -e $tmp/x/$f ]] || { echo "  missing $f"; absent=1; }
 	done
-	check "deb: sources, fallback rule and helper, initramfs hook, example, docs" test "$absent" = 0
+	check "deb: sources, fallback rule and helper, initramfs and kernel hooks, example, docs" test "$absent" = 0
+	# run-parts runs the kernel hooks in name order (C collation for these
+	# names); DKMS's is "dkms"
+	check "deb: the kernel hooks sort before DKMS's and are executable" bash -c "
+		test -x '$tmp/x/etc/kernel/postinst.d/00-virtio-net-dkms' &&
+		test -x '$tmp/x/etc/kernel/header_postinst.d/00-virtio-net-dkms' &&
+		test \"\$(printf '%s\n' dkms 00-virtio-net-dkms | LC_ALL=C sort | head -n1)\" = 00-virtio-net-dkms"
+	check "deb: postinst does not fail once DKMS has the sources (a failed build)" \
+		grep -q 'dkms status -m virtio-net-dkms -v "'"$VERSION"'"' "$tmp/x/DEBIAN/postinst"
+	check "deb: dkms.conf leaves the module out of autoinstall after a failed hook build" \
+		grep -q '/var/lib/virtio-net-dkms/autoinstall-skip' "$tmp/x/usr/src/virtio-net-dkms-$VERSION/dkms.conf"
 	check "deb: the example modprobe.d file is a conffile" \
 		grep -qx /etc/modprobe.d/virtio-net-dkms.conf "$tmp/x/DEBIAN/conffiles"
 	check "deb: the fallback rule is not a conffile (removed with the package)" \
@@ -204,10 +269,10 @@ quick_checks() {
 		grep -qF "dkms remove -m \$DKMS_NAME -v \$DKMS_VERSION --all" "$tmp/x/DEBIAN/prerm"
 	check "deb: postrm rebuilds every initramfs on remove" \
 		grep -q 'update-initramfs -u -k all' "$tmp/x/DEBIAN/postrm"
-	check "deb: the install rule calls the helper with --ignore-install inside" \
-		bash -c "grep -q '^install virtio_net /bin/sh /usr/lib/virtio-net-dkms/virtio-net-load' \
-			'$tmp/x/lib/modprobe.d/virtio-net-dkms-fallback.conf' &&
-			grep -q 'modprobe --ignore-install virtio_net' '$tmp/x/usr/lib/virtio-net-dkms/virtio-net-load'"
+	check "deb: the helper loads ours with modprobe --ignore-install" \
+		grep -q 'modprobe --ignore-install virtio_net' "$tmp/x/usr/lib/virtio-net-dkms/virtio-net-load"
+	check "deb: the install rule runs the helper when it is there, plain modprobe when not" \
+		check_rule_guard "$tmp/x/lib/modprobe.d/virtio-net-dkms-fallback.conf"
 	rm -rf "$tmp"
 
 	if ! rpm=$(bash "$top/scripts/make-rpm.sh" --out "$PKGS" 2>"$LOGS/make-rpm.log"); then
@@ -416,11 +481,30 @@ check_ours() {
 		has "^insmod /lib/modules/$kr/updates/dkms/virtio_net\.ko" "$out"
 	out=$(R modprobe -S "$k" --show-depends virtio_net 2>&1)
 	check "$k: modprobe --show-depends runs the fallback helper" \
-		has "^install /bin/sh /usr/lib/virtio-net-dkms/virtio-net-load" "$out"
+		has "^install if \[ -r /usr/lib/virtio-net-dkms/virtio-net-load \]; then /bin/sh /usr/lib/virtio-net-dkms/virtio-net-load" "$out"
 	out=$(R dkms status -k "$k" 2>&1)
 	check "$k: dkms status: $v installed" has "^virtio-net-dkms/$vr, $kr, [^:]*: installed" "$out"
 	out=$(R modinfo -F signer "${p:-/nonexistent}" 2>&1)
 	check "$k: our module is signed with the DKMS MOK key" has "DKMS module signing key" "$out"
+}
+
+# A copy of what make-deb.sh packages, to break.
+copy_tree() { # dir
+	local d=$1
+	rm -rf "$d"
+	mkdir -p "$d/scripts"
+	cp -r "$top/Kbuild" "$top/Makefile" "$top/VERSION" "$top/dkms.conf" "$top/README" \
+		"$top/src" "$top/include" "$top/packaging" "$d/"
+	cp "$top/scripts/version.sh" "$top/scripts/compat-probe.sh" "$d/scripts/"
+}
+
+# A copy of the tree whose module does not compile, on any kernel.
+make_nocompile_tree() { # dir
+	local d=$1
+	copy_tree "$d"
+	grep -q '^#include' "$d/src/main.c" || { echo "src/main.c has no #include" >&2; return 1; }
+	sed -i '0,/^#include/s//#error "virtio-net-dkms package test: a build that does not compile"\n&/' \
+		"$d/src/main.c"
 }
 
 # A copy of the tree whose module fails on demand: the kernel command line
@@ -428,12 +512,7 @@ check_ours() {
 # probe.  Without it, it is the normal module.
 make_broken_tree() { # dir
 	local d=$1 main
-	rm -rf "$d"
-	mkdir -p "$d"
-	cp -r "$top/Kbuild" "$top/Makefile" "$top/VERSION" "$top/dkms.conf" "$top/README" \
-		"$top/src" "$top/include" "$top/packaging" "$d/"
-	mkdir -p "$d/scripts"
-	cp "$top/scripts/version.sh" "$top/scripts/compat-probe.sh" "$d/scripts/"
+	copy_tree "$d"
 	main=$d/src/main.c
 	if ! grep -q '^static int __init vnet_init(void)$' "$main" ||
 		! grep -q '[^_]register_virtio_driver(&vnet_driver)' "$main"; then
@@ -491,7 +570,178 @@ check_builtin_kernel() {
 	echo "$out" >>"$LOGS/builtin-kernel.log"
 	check "CONFIG_VIRTIO_NET=y kernel: the package says it keeps its own driver" \
 		grep -q "$fk: virtio_net is built into this kernel" <<<"$out"
-	rm -rf "$WORK$hd" "$WORK/lib/modules/$fk" "$WORK/var/lib/dkms/virtio-net-dkms/$v/$fk"
+	# DKMS 3.0's autoinstall (its kernel hook) counts the excluded module as
+	# a failure; the package's kernel hook, run first, takes it out.
+	rm -f "$WORK/var/lib/virtio-net-dkms/autoinstall-skip"
+	rc=0
+	R dkms autoinstall -k "$fk" >>"$LOGS/builtin-kernel.log" 2>&1 || rc=$?
+	check "CONFIG_VIRTIO_NET=y kernel: DKMS's own autoinstall fails on it (exit $rc; what the package's kernel hook prevents)" \
+		test "$rc" != 0
+	rc=0
+	out=$(R run-parts --report --exit-on-error --regex='^(00-virtio-net-dkms|dkms)$' \
+		--arg="$fk" /etc/kernel/postinst.d 2>&1) || rc=$?
+	echo "$out" >>"$LOGS/builtin-kernel.log"
+	check "CONFIG_VIRTIO_NET=y kernel: the kernel hooks (ours, then DKMS's) succeed (exit $rc)" test "$rc" = 0
+	check "CONFIG_VIRTIO_NET=y kernel: our kernel hook says it took the module out of autoinstall" \
+		grep -q "$fk: taken out of DKMS's autoinstall" <<<"$out"
+	rm -rf "$WORK$hd" "$WORK/lib/modules/$fk" "$WORK/var/lib/dkms/virtio-net-dkms/$v/$fk" \
+		"$WORK/var/lib/virtio-net-dkms/autoinstall-skip"
+}
+
+# The initramfs of kernel $1 holds the kernel's own virtio_net and the
+# fallback, and none of ours (a build that failed).
+check_initrd_intree_fallback() { # kernel
+	local k=$1 ir
+	if ! ir=$(unpack_initrd "$k"); then
+		fail "$k initramfs: unmkinitramfs"
+		return
+	fi
+	check "$k initramfs: no virtio-net-dkms module" \
+		bash -c "test -z \"\$(find '$ir' -path '*/updates/dkms/virtio_net.ko*')\""
+	check "$k initramfs: the in-tree virtio_net, the fallback rule and the helper" bash -c "
+		test -n \"\$(find '$ir' -path '*/kernel/drivers/net/virtio_net.ko*')\" &&
+		test -n \"\$(find '$ir' -name virtio-net-dkms-fallback.conf)\" &&
+		test -n \"\$(find '$ir' -path '*/virtio-net-dkms/virtio-net-load')\""
+	rm -rf "$WORK/tmp/initrd-$k"
+}
+
+# dpkg's status of package $1 in the work root
+# shellcheck disable=SC2016 # dpkg-query's format
+dpkg_status() { R dpkg-query -W -f='${Status}' "$1" 2>/dev/null; }
+
+# A build that does not compile: installing it, and installing a kernel
+# with it, must succeed, every kernel keeping its own virtio_net.
+nocompile_test() { # v k61 k612
+	local v=$1 k61=$2 k612=$3 nc out out2 rc k ir img=$PT/root.img
+	nc=$v+pkgtest.nocompile
+	if ! make_nocompile_tree "$PT/nocompile-src" 2>"$LOGS/nocompile-src.log" ||
+		! nc=$(bash "$top/scripts/make-deb.sh" --src "$PT/nocompile-src" --out "$PKGS" \
+			--version "$nc" 2>"$LOGS/make-deb-nocompile.log"); then
+		cat "$LOGS/nocompile-src.log" "$LOGS/make-deb-nocompile.log"
+		fail "building the package whose module does not compile"
+		return
+	fi
+	rm -rf "$PT/nocompile-src"
+	rc=0
+	apt_install_deb "$nc" install-nocompile || rc=$?
+	check "apt install ./${nc##*/} succeeds although the module does not compile (exit $rc)" test "$rc" = 0
+	out=$(<"$LOGS/install-nocompile.log")
+	check "no compile: DKMS's own package script did fail the build" \
+		has 'Bad return status for module build' "$out"
+	check "no compile: the package is configured (not half-configured)" \
+		test "$(dpkg_status virtio-net-dkms)" = "install ok installed"
+	check "no compile: dpkg --audit finds nothing" test -z "$(R dpkg --audit 2>&1)"
+	check "no compile: the install says the module was not built and the network stays up" \
+		bash -c "grep -q 'THE MODULE WAS NOT BUILT' '$LOGS/install-nocompile.log' &&
+			grep -q 'keep their own virtio_net, the network stays up' '$LOGS/install-nocompile.log'"
+	for k in "$k61" ${k612:+"$k612"}; do
+		check "no compile: $k: the build FAILED message, with its log" \
+			has "$(re "$k"): the DKMS build FAILED \(log: .*make\.log\): this kernel keeps its own virtio_net" "$out"
+		out2=$(modinfo_path "$k")
+		check "no compile: $k: modinfo virtio_net is the in-tree one ($out2)" \
+			has "^/lib/modules/$(re "$k")/kernel/drivers/net/virtio_net\.ko" "$out2"
+		check_initrd_intree_fallback "$k"
+	done
+	rc=0
+	R "${APT[@]}" install --reinstall iproute2 >"$LOGS/apt-after-nocompile.log" 2>&1 || rc=$?
+	check "no compile: apt goes on (apt-get install --reinstall iproute2, exit $rc)" test "$rc" = 0
+
+	if [[ -n $k612 ]]; then
+		# Without our kernel hook, DKMS's fails the kernel's configuration
+		# before its initramfs is made ...
+		chmod -x "$WORK/etc/kernel/postinst.d/00-virtio-net-dkms"
+		rm -f "$WORK/var/lib/virtio-net-dkms/autoinstall-skip"
+		rc=0
+		R "${APT[@]}" install --reinstall "linux-image-$k612" >"$LOGS/kernel-nocompile-nohook.log" 2>&1 || rc=$?
+		check "no compile, without our kernel hook: reinstalling linux-image-$k612 fails (exit $rc; what the hook prevents)" \
+			test "$rc" != 0
+		check "no compile, without our kernel hook: linux-image-$k612 is left $(dpkg_status "linux-image-$k612")" \
+			test "$(dpkg_status "linux-image-$k612")" != "install ok installed"
+		chmod +x "$WORK/etc/kernel/postinst.d/00-virtio-net-dkms"
+		# ... with it, the same configuration completes.
+		rc=0
+		R dpkg --configure -a >"$LOGS/kernel-nocompile-configure.log" 2>&1 || rc=$?
+		check "no compile, with our kernel hook: dpkg --configure -a completes (exit $rc)" test "$rc" = 0
+		touch "$WORK/tmp/kernel-stamp"
+		sleep 1
+		rc=0
+		R "${APT[@]}" install --reinstall "linux-image-$k612" "linux-headers-$k612" \
+			>"$LOGS/kernel-nocompile.log" 2>&1 || rc=$?
+		check "no compile: apt install --reinstall linux-image-$k612 linux-headers-$k612 succeeds (exit $rc)" \
+			test "$rc" = 0
+		out=$(<"$LOGS/kernel-nocompile.log")
+		check "no compile: the kernel hook reports the failed build and keeps the kernel's driver" \
+			has "$(re "$k612"): the DKMS build FAILED .*keeps its own virtio_net" "$out"
+		check "no compile: DKMS's autoinstall left the module out" \
+			has "$(re "$k612"): taken out of DKMS's autoinstall" "$out"
+		check "no compile: linux-image-$k612 is configured" \
+			test "$(dpkg_status "linux-image-$k612")" = "install ok installed"
+		check "no compile: the initramfs of $k612 was made again" \
+			test "$WORK/boot/initrd.img-$k612" -nt "$WORK/tmp/kernel-stamp"
+		check_initrd_intree_fallback "$k612"
+	fi
+
+	if ((boot)); then
+		if make_image; then
+			if boot 6.1-nocompile "$k61" ""; then
+				expect_boot 6.1-nocompile initramfs intree "$v"
+				expect_boot 6.1-nocompile rootfs intree "$v"
+			else
+				fail "boot 6.1-nocompile (log: $LOGS/boot-6.1-nocompile.log)"
+			fi
+		else
+			fail "ext4 image of the root"
+		fi
+		rm -f "$img"
+	fi
+
+	# The initramfs hook with the helper gone: the copied rule is taken out.
+	mv "$WORK/usr/lib/virtio-net-dkms/virtio-net-load" "$WORK/tmp/virtio-net-load"
+	out=$(R update-initramfs -u -k "$k61" 2>&1)
+	echo "$out" >"$LOGS/initramfs-nohelper.log"
+	mv "$WORK/tmp/virtio-net-load" "$WORK/usr/lib/virtio-net-dkms/virtio-net-load"
+	check "helper missing: the initramfs hook says so" has 'virtio-net-load is missing: no fallback' "$out"
+	if ir=$(unpack_initrd "$k61"); then
+		check "helper missing: no fallback rule in the initramfs of $k61" \
+			test -z "$(find "$ir" -name virtio-net-dkms-fallback.conf)"
+		rm -rf "$WORK/tmp/initrd-$k61"
+	else
+		fail "$k61 initramfs: unmkinitramfs"
+	fi
+}
+
+# The package purged, an administrator's copy of the fallback rule left in
+# /etc/modprobe.d: mkinitramfs copies it into the initramfs without the
+# helper, and virtio_net must still load there and in the root.
+leftover_rule_test() { # v k61
+	local v=$1 k61=$2 ir out img=$PT/root.img
+	cp "$top/packaging/common/virtio-net-dkms-fallback.conf" "$WORK/etc/modprobe.d/"
+	R update-initramfs -u -k "$k61" >"$LOGS/initramfs-leftover.log" 2>&1 ||
+		{ fail "update-initramfs -u -k $k61"; return; }
+	if ir=$(unpack_initrd "$k61"); then
+		check "left-over rule: in the initramfs of $k61, without the helper" bash -c "
+			test -n \"\$(find '$ir' -path '*/etc/modprobe.d/virtio-net-dkms-fallback.conf')\" &&
+			test -z \"\$(find '$ir' -name virtio-net-load)\""
+		rm -rf "$WORK/tmp/initrd-$k61"
+	else
+		fail "$k61 initramfs: unmkinitramfs"
+	fi
+	out=$(R modprobe -S "$k61" --show-depends virtio_net 2>&1)
+	check "left-over rule: modprobe still runs it" has '^install if \[ -r /usr/lib/virtio-net-dkms/virtio-net-load' "$out"
+	((boot)) || return 0
+	if make_image; then
+		if boot 6.1-leftover-rule "$k61" ""; then
+			expect_boot 6.1-leftover-rule initramfs intree "$v"
+			expect_boot 6.1-leftover-rule rootfs intree "$v"
+			check "boot 6.1-leftover-rule: modprobe virtio_net in the root succeeded" \
+				grep -aq '^PKGTEST rootfs modprobe rc=0' "$LOGS/boot-6.1-leftover-rule.log"
+		else
+			fail "boot 6.1-leftover-rule (log: $LOGS/boot-6.1-leftover-rule.log)"
+		fi
+	else
+		fail "ext4 image of the root"
+	fi
+	rm -f "$img"
 }
 
 # ---------------------------------------------------------------------------
@@ -762,6 +1012,9 @@ full_test() {
 		rm -rf "$PT/root.img" "$PT/broken-src"
 	fi
 
+	stage "a build that does not compile: apt and kernel installs go on"
+	nocompile_test "$v" "$k61" "${k612:-}"
+
 	stage "apt purge virtio-net-dkms"
 	if R "${APT[@]}" purge virtio-net-dkms >"$LOGS/purge.log" 2>&1; then
 		pass "apt purge virtio-net-dkms"
@@ -779,7 +1032,11 @@ full_test() {
 	done
 	check "after purge: no fallback rule, helper, example file or DKMS tree" bash -c "
 		! ls '$WORK/lib/modprobe.d/virtio-net-dkms-fallback.conf' '$WORK/usr/lib/virtio-net-dkms' \
-			'$WORK/etc/modprobe.d/virtio-net-dkms.conf' '$WORK/var/lib/dkms/virtio-net-dkms' 2>/dev/null"
+			'$WORK/etc/modprobe.d/virtio-net-dkms.conf' '$WORK/var/lib/dkms/virtio-net-dkms' \
+			'$WORK/var/lib/virtio-net-dkms' '$WORK/etc/kernel/postinst.d/00-virtio-net-dkms' 2>/dev/null"
+
+	stage "a copy of the fallback rule left behind after the purge"
+	leftover_rule_test "$v" "$k61"
 	stage_end
 	if ((nfail == 0 && !keep)); then
 		rm -rf --one-file-system "$WORK"

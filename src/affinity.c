@@ -83,9 +83,9 @@ static unsigned int vnet_aff_topology(struct vnet_topo_cpu *cpus,
 }
 
 static void vnet_aff_apply(struct vnet *vi, const struct vnet_plan *p,
-			   unsigned int first)
+			   unsigned int first, unsigned int pairs)
 {
-	unsigned int i, pairs = READ_ONCE(vi->curr_pairs);
+	unsigned int i;
 
 	for (i = 0; i < vi->max_pairs; i++) {
 		struct vnet_qp *qp = &vi->qp[i];
@@ -105,13 +105,14 @@ static void vnet_aff_apply(struct vnet *vi, const struct vnet_plan *p,
 		virtqueue_set_affinity(qp->sq.vq, cpumask_of(vi->aff_cpu[i]));
 		vnet_set_xps_cpus(vi->dev, cpumask_bits(xps), i);
 	}
+	vi->aff_pairs = pairs;
 }
 
 static void vnet_aff_log(struct vnet *vi)
 {
 	unsigned int i;
 
-	for (i = 0; i < vi->curr_pairs; i++)
+	for (i = 0; i < vi->aff_pairs; i++)
 		netdev_info(vi->dev, "affinity: pair %u irq cpu %u, xps cpus %*pbl\n",
 			    i, vi->aff_cpu[i], cpumask_pr_args(vi->aff_xps[i]));
 }
@@ -119,6 +120,11 @@ static void vnet_aff_log(struct vnet *vi)
 /*
  * Plan all active devices together and apply the plan.  Called with the
  * CPU hotplug lock held (or from a hotplug callback) and vnet_aff_lock.
+ *
+ * The hotplug callbacks do not hold RTNL, so a device's curr_pairs may
+ * change meanwhile (ethtool -L, which re-plans once it is done): it is
+ * read once per device, and the plan, its application, the log and the
+ * sysfs file all use that one count.
  */
 static void vnet_aff_replan(unsigned int skip, bool log)
 {
@@ -130,12 +136,9 @@ static void vnet_aff_replan(unsigned int skip, bool log)
 	lockdep_assert_held(&vnet_aff_lock);
 	if (!vnet_aff_auto)
 		return;
-	list_for_each_entry(vi, &vnet_aff_devices, aff_node) {
-		if (vi->aff_active) {
+	list_for_each_entry(vi, &vnet_aff_devices, aff_node)
+		if (vi->aff_active)
 			ndev++;
-			total += READ_ONCE(vi->curr_pairs);
-		}
-	}
 	if (!ndev)
 		return;
 
@@ -145,19 +148,23 @@ static void vnet_aff_replan(unsigned int skip, bool log)
 		goto out;
 	ncpus = vnet_aff_topology(cpus, skip);
 	k = 0;
-	list_for_each_entry(vi, &vnet_aff_devices, aff_node)
-		if (vi->aff_active)
-			pairs[k++] = READ_ONCE(vi->curr_pairs);
+	list_for_each_entry(vi, &vnet_aff_devices, aff_node) {
+		if (!vi->aff_active)
+			continue;
+		pairs[k] = READ_ONCE(vi->curr_pairs);
+		total += pairs[k++];
+	}
 
 	if (vnet_plan_alloc(&plan, cpus, ncpus, nr_cpu_ids, total, GFP_KERNEL))
 		goto out;
 	if (!vnet_affinity_plan(&plan, pairs, ndev)) {
 		first = 0;
+		k = 0;
 		list_for_each_entry(vi, &vnet_aff_devices, aff_node) {
 			if (!vi->aff_active)
 				continue;
-			vnet_aff_apply(vi, &plan, first);
-			first += READ_ONCE(vi->curr_pairs);
+			vnet_aff_apply(vi, &plan, first, pairs[k]);
+			first += pairs[k++];
 			if (log)
 				vnet_aff_log(vi);
 		}
@@ -199,6 +206,7 @@ void vnet_affinity_stop(struct vnet *vi, bool remove)
 
 	mutex_lock(&vnet_aff_lock);
 	vi->aff_active = false;
+	vi->aff_pairs = 0;
 	if (vnet_aff_auto && vi->qp) {
 		for (i = 0; i < vi->max_pairs; i++) {
 			if (vi->qp[i].rq.vq)
@@ -257,16 +265,9 @@ ssize_t vnet_affinity_show(struct vnet *vi, char *buf)
 	mutex_lock(&vnet_aff_lock);
 	if (!vnet_aff_auto)
 		n += scnprintf(buf + n, PAGE_SIZE - n, "off\n");
-	for (i = 0; vnet_aff_auto && i < vi->curr_pairs; i++) {
-		if (vi->aff_cpu[i] == U16_MAX)
-			n += scnprintf(buf + n, PAGE_SIZE - n,
-				       "pair %u irq - xps -\n", i);
-		else
-			n += scnprintf(buf + n, PAGE_SIZE - n,
-				       "pair %u irq %u xps %*pbl\n", i,
-				       vi->aff_cpu[i],
-				       cpumask_pr_args(vi->aff_xps[i]));
-	}
+	for (i = 0; vnet_aff_auto && i < vi->aff_pairs; i++)
+		n += scnprintf(buf + n, PAGE_SIZE - n, "pair %u irq %u xps %*pbl\n",
+			       i, vi->aff_cpu[i], cpumask_pr_args(vi->aff_xps[i]));
 	mutex_unlock(&vnet_aff_lock);
 	return n;
 }

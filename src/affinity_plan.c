@@ -24,9 +24,17 @@ int vnet_plan_alloc(struct vnet_plan *p, const struct vnet_topo_cpu *cpus,
 	p->load = kcalloc(ncpus, sizeof(*p->load), gfp);
 	p->order = kcalloc(ncpus, sizeof(*p->order), gfp);
 	p->rank = kcalloc(ncpus, sizeof(*p->rank), gfp);
+	p->core_of = kcalloc(ncpus, sizeof(*p->core_of), gfp);
+	p->llc_of = kcalloc(ncpus, sizeof(*p->llc_of), gfp);
+	p->core_load = kcalloc(ncpus, sizeof(*p->core_load), gfp);
+	p->llc_load = kcalloc(ncpus, sizeof(*p->llc_load), gfp);
+	p->llc_cpus = kcalloc(ncpus, sizeof(*p->llc_cpus), gfp);
+	p->node_pairs = kcalloc(ncpus, sizeof(*p->node_pairs), gfp);
+	p->irq_idx = kcalloc(total_pairs, sizeof(*p->irq_idx), gfp);
 	p->xps_count = kcalloc(total_pairs, sizeof(*p->xps_count), gfp);
 	if (!p->irq_cpu || !p->xps || !p->load || !p->order || !p->rank ||
-	    !p->xps_count) {
+	    !p->core_of || !p->llc_of || !p->core_load || !p->llc_load ||
+	    !p->llc_cpus || !p->node_pairs || !p->irq_idx || !p->xps_count) {
 		vnet_plan_free(p);
 		return -ENOMEM;
 	}
@@ -40,6 +48,13 @@ void vnet_plan_free(struct vnet_plan *p)
 	kfree(p->load);
 	kfree(p->order);
 	kfree(p->rank);
+	kfree(p->core_of);
+	kfree(p->llc_of);
+	kfree(p->core_load);
+	kfree(p->llc_load);
+	kfree(p->llc_cpus);
+	kfree(p->node_pairs);
+	kfree(p->irq_idx);
 	kfree(p->xps_count);
 	memset(p, 0, sizeof(*p));
 }
@@ -47,6 +62,12 @@ void vnet_plan_free(struct vnet_plan *p)
 unsigned long *vnet_plan_xps(const struct vnet_plan *p, unsigned int pair)
 {
 	return p->xps + pair * BITS_TO_LONGS(p->mask_bits);
+}
+
+static bool vnet_plan_same_llc(const struct vnet_topo_cpu *x,
+			       const struct vnet_topo_cpu *y)
+{
+	return x->node == y->node && x->llc == y->llc;
 }
 
 /* Spread order: by node, then thread rank, cache, core, CPU number. */
@@ -66,18 +87,34 @@ static bool vnet_plan_before(const struct vnet_plan *p, unsigned int a,
 	return x->cpu < y->cpu;
 }
 
+/*
+ * Group the CPUs: each CPU's thread rank within its core (how many
+ * siblings come before it), the first CPU of its core and of its cache,
+ * and the size of every cache; then sort them into the spread order.
+ */
 static void vnet_plan_order(struct vnet_plan *p)
 {
+	const struct vnet_topo_cpu *c = p->cpus;
 	unsigned int i, j, v;
 
-	/* A CPU's rank is how many siblings of its core come before it. */
 	for (i = 0; i < p->ncpus; i++) {
 		p->rank[i] = 0;
-		for (j = 0; j < p->ncpus; j++)
-			if (p->cpus[j].core == p->cpus[i].core &&
-			    p->cpus[j].cpu < p->cpus[i].cpu)
-				p->rank[i]++;
+		p->core_of[i] = i;
+		p->llc_of[i] = i;
+		p->llc_cpus[i] = 0;
+		for (j = 0; j < p->ncpus; j++) {
+			if (c[j].core == c[i].core) {
+				if (c[j].cpu < c[i].cpu)
+					p->rank[i]++;
+				if (j < p->core_of[i])
+					p->core_of[i] = j;
+			}
+			if (vnet_plan_same_llc(&c[j], &c[i]) && j < p->llc_of[i])
+				p->llc_of[i] = j;
+		}
 	}
+	for (i = 0; i < p->ncpus; i++)
+		p->llc_cpus[p->llc_of[i]]++;
 	/* Insertion sort: stable, and CPU counts are small. */
 	for (i = 0; i < p->ncpus; i++) {
 		v = i;
@@ -101,11 +138,9 @@ static unsigned int vnet_plan_node_end(const struct vnet_plan *p,
 
 /*
  * The node range whose share of the pairs placed so far is furthest
- * behind its share of the CPUs (first such range on ties).  @assigned
- * counts pairs per range, indexed by the range's start.
+ * behind its share of the CPUs (first such range on ties).
  */
 static unsigned int vnet_plan_pick_node(const struct vnet_plan *p,
-					const unsigned int *assigned,
 					unsigned int placed)
 {
 	unsigned int start, end, best = 0;
@@ -116,7 +151,7 @@ static unsigned int vnet_plan_pick_node(const struct vnet_plan *p,
 		end = vnet_plan_node_end(p, start);
 		/* (placed + 1) * cpus / total - assigned, scaled by total */
 		deficit = (long long)(placed + 1) * (end - start) -
-			  (long long)assigned[start] * p->ncpus;
+			  (long long)p->node_pairs[start] * p->ncpus;
 		if (first || deficit > best_deficit) {
 			best = start;
 			best_deficit = deficit;
@@ -126,15 +161,25 @@ static unsigned int vnet_plan_pick_node(const struct vnet_plan *p,
 	return best;
 }
 
-/* Index into cpus[] of the CPU numbered @cpu. */
-static unsigned int vnet_plan_index(const struct vnet_plan *p, u16 cpu)
+/*
+ * Is CPU index @a a better home than @b for the next interrupt of their
+ * node?  The less loaded CPU, then the less loaded core (distinct cores
+ * before SMT siblings), then the cache with fewer pairs per CPU; on a
+ * tie, no (the one earlier in the spread order stays).
+ */
+static bool vnet_plan_better(const struct vnet_plan *p, unsigned int a,
+			     unsigned int b)
 {
-	unsigned int i;
+	unsigned int ca = p->core_of[a], cb = p->core_of[b];
+	unsigned int la = p->llc_of[a], lb = p->llc_of[b];
 
-	for (i = 0; i < p->ncpus; i++)
-		if (p->cpus[i].cpu == cpu)
-			return i;
-	return 0;
+	if (p->load[a] != p->load[b])
+		return p->load[a] < p->load[b];
+	if (p->core_load[ca] != p->core_load[cb])
+		return p->core_load[ca] < p->core_load[cb];
+	/* llc_load[la] / llc_cpus[la] < llc_load[lb] / llc_cpus[lb] */
+	return (u64)p->llc_load[la] * p->llc_cpus[lb] <
+	       (u64)p->llc_load[lb] * p->llc_cpus[la];
 }
 
 /* Choose the XPS pair in [first, last) for CPU index @ci without one. */
@@ -150,10 +195,9 @@ static unsigned int vnet_plan_xps_fallback(const struct vnet_plan *p,
 		found = false;
 		best = first;
 		for (g = first; g < last; g++) {
-			const struct vnet_topo_cpu *irq =
-				&p->cpus[vnet_plan_index(p, p->irq_cpu[g])];
+			const struct vnet_topo_cpu *irq = &p->cpus[p->irq_idx[g]];
 
-			if (level == 0 && irq->llc != c->llc)
+			if (level == 0 && !vnet_plan_same_llc(irq, c))
 				continue;
 			if (level == 1 && irq->node != c->node)
 				continue;
@@ -178,7 +222,7 @@ static void vnet_plan_xps_nic(struct vnet_plan *p, unsigned int first,
 		ci = p->order[i];
 		own = false;
 		for (g = first; g < last; g++) {
-			if (p->irq_cpu[g] == p->cpus[ci].cpu) {
+			if (p->irq_idx[g] == ci) {
 				__set_bit(p->cpus[ci].cpu, vnet_plan_xps(p, g));
 				p->xps_count[g]++;
 				own = true;
@@ -199,12 +243,14 @@ static void vnet_plan_xps_nic(struct vnet_plan *p, unsigned int first,
 int vnet_affinity_plan(struct vnet_plan *p, const unsigned int *pairs,
 		       unsigned int nnics)
 {
-	unsigned int k, j, g = 0, start, end, i, best, first;
-	unsigned int *assigned = p->rank;	/* reused once sorted */
+	unsigned int k, j, g = 0, start, end, i, best, ci, first;
+	size_t n = p->ncpus * sizeof(unsigned int);
 
 	vnet_plan_order(p);
-	memset(p->load, 0, p->ncpus * sizeof(*p->load));
-	memset(assigned, 0, p->ncpus * sizeof(*assigned));
+	memset(p->load, 0, n);
+	memset(p->core_load, 0, n);
+	memset(p->llc_load, 0, n);
+	memset(p->node_pairs, 0, n);
 	memset(p->xps_count, 0, p->total_pairs * sizeof(*p->xps_count));
 	bitmap_zero(p->xps, p->total_pairs * BITS_TO_LONGS(p->mask_bits) *
 		    BITS_PER_LONG);
@@ -214,15 +260,20 @@ int vnet_affinity_plan(struct vnet_plan *p, const unsigned int *pairs,
 		for (j = 0; j < pairs[k]; j++, g++) {
 			if (g >= p->total_pairs)
 				return -EINVAL;
-			start = vnet_plan_pick_node(p, assigned, g);
+			start = vnet_plan_pick_node(p, g);
 			end = vnet_plan_node_end(p, start);
 			best = start;
-			for (i = start; i < end; i++)
-				if (p->load[p->order[i]] < p->load[p->order[best]])
+			for (i = start + 1; i < end; i++)
+				if (vnet_plan_better(p, p->order[i],
+						     p->order[best]))
 					best = i;
-			p->irq_cpu[g] = p->cpus[p->order[best]].cpu;
-			p->load[p->order[best]]++;
-			assigned[start]++;
+			ci = p->order[best];
+			p->irq_idx[g] = ci;
+			p->irq_cpu[g] = p->cpus[ci].cpu;
+			p->load[ci]++;
+			p->core_load[p->core_of[ci]]++;
+			p->llc_load[p->llc_of[ci]]++;
+			p->node_pairs[start]++;
 		}
 		vnet_plan_xps_nic(p, first, g);
 	}

@@ -20,7 +20,8 @@
 /*
  * Send one command and wait for the device's answer.  @data are the
  * command's data buffers (DMA-able memory).  Returns 0 when the device
- * acknowledged, -EIO when it refused or the queue is broken.
+ * acknowledged, -EIO when it refused or the queue is broken, -ENODEV
+ * when there is no queue (between freeze and restore).
  */
 static int vnet_ctrl_send(struct vnet *vi, u8 class, u8 cmd,
 			  struct scatterlist **data, unsigned int ndata)
@@ -33,6 +34,9 @@ static int vnet_ctrl_send(struct vnet *vi, u8 class, u8 cmd,
 	lockdep_assert_held(&vi->ctrl_lock);
 	if (WARN_ON_ONCE(ndata + 2 > VNET_CTRL_MAX_SG))
 		return -EINVAL;
+	/* Between freeze and restore, or after a failed restore. */
+	if (!vi->cvq)
+		return -ENODEV;
 
 	c->hdr.class = class;
 	c->hdr.cmd = cmd;
@@ -277,32 +281,32 @@ static int vnet_ctrl_coal_vq(struct vnet *vi, u16 vqn, u32 packets, u32 usecs)
 /*
  * Program the device's own interrupt coalescing for pairs [first, last)
  * from their settings (see dev_coal.h): per virtqueue where the device
- * allows it, else once for the whole device from pair 0.
+ * allows it, else once for the whole device from the device-wide
+ * settings.
  */
 int vnet_ctrl_dev_coal(struct vnet *vi, unsigned int first, unsigned int last)
 {
-	unsigned int i, ring;
+	struct vnet_dev_coal_vq rx, tx;
+	unsigned int i;
 	int err = 0;
 
 	if (!vi->dev_coal)
 		return 0;
 	for (i = first; i < last; i++) {
-		struct vnet_qp *qp = &vi->qp[i];
-
-		ring = virtqueue_get_vring_size(qp->sq.vq);
+		vnet_dev_coal_split(vnet_has(vi, VNET_F_VQ_NOTF_COAL) ?
+				    &vi->qp[i].rq.coal : &vi->rx_coal, &rx, &tx);
 		if (vnet_has(vi, VNET_F_VQ_NOTF_COAL)) {
-			err = vnet_ctrl_coal_vq(vi, 2 * i, qp->rq.coal.frames,
-						qp->rq.coal.usecs) ?:
-			      vnet_ctrl_coal_vq(vi, 2 * i + 1,
-						vnet_tx_irq_frames(&qp->sq.coal, ring),
-						qp->sq.coal.irq_usecs);
+			err = vnet_ctrl_coal_vq(vi, 2 * i, rx.max_packets,
+						rx.max_usecs) ?:
+			      vnet_ctrl_coal_vq(vi, 2 * i + 1, tx.max_packets,
+						tx.max_usecs);
 		} else if (i == 0) {
 			err = vnet_ctrl_coal_global(vi, VNET_CTRL_NOTF_COAL_RX_SET,
-						    qp->rq.coal.frames,
-						    qp->rq.coal.usecs) ?:
+						    rx.max_packets,
+						    rx.max_usecs) ?:
 			      vnet_ctrl_coal_global(vi, VNET_CTRL_NOTF_COAL_TX_SET,
-						    vnet_tx_irq_frames(&qp->sq.coal, ring),
-						    qp->sq.coal.irq_usecs);
+						    tx.max_packets,
+						    tx.max_usecs);
 		}
 		if (err) {
 			dev_warn(&vi->vdev->dev, "device refused coalescing settings for pair %u\n",

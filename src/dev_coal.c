@@ -4,6 +4,7 @@
  */
 #include <linux/string.h>
 #include <asm/byteorder.h>
+#include "coal.h"
 #include "dev_coal.h"
 
 void vnet_coal_encode(struct vnet_coal_wire *w, u32 max_packets,
@@ -20,4 +21,25 @@ void vnet_coal_encode_vq(struct vnet_coal_vq_wire *w, u16 vqn,
 	w->reserved = 0;
 	w->max_packets = cpu_to_le32(max_packets);
 	w->max_usecs = cpu_to_le32(max_usecs);
+}
+
+/*
+ * Split the RX moderation of a queue between the device and the guest
+ * (see dev_coal.h).  Fills what the device's RX and TX virtqueues are
+ * programmed with; returns whether the guest still defers RX polls.
+ */
+bool vnet_dev_coal_split(const struct vnet_rx_coal *rx,
+			 struct vnet_dev_coal_vq *dev_rx,
+			 struct vnet_dev_coal_vq *dev_tx)
+{
+	dev_tx->max_packets = 0;
+	dev_tx->max_usecs = 0;
+	if (rx->adaptive) {
+		dev_rx->max_packets = 0;
+		dev_rx->max_usecs = 0;
+		return true;
+	}
+	dev_rx->max_packets = rx->frames;
+	dev_rx->max_usecs = rx->usecs;
+	return false;
 }

@@ -35,8 +35,11 @@ static void vnet_config_work(struct work_struct *work)
 	struct net_device *dev = vi->dev;
 	u16 v;
 
-	if (!vnet_has(vi, VIRTIO_NET_F_STATUS))
+	if (!vnet_has(vi, VIRTIO_NET_F_STATUS)) {
+		/* No link status: the link stays up, its speed may change. */
+		vnet_update_speed(vi);
 		return;
+	}
 	v = virtio_cread16(vi->vdev, offsetof(struct virtio_net_config, status));
 
 	if (v & VIRTIO_NET_S_ANNOUNCE) {
@@ -57,6 +60,24 @@ static void vnet_config_work(struct work_struct *work)
 		netif_carrier_off(dev);
 		netif_tx_stop_all_queues(dev);
 	}
+}
+
+/*
+ * First reading of the link (probe, restore).  With VIRTIO_NET_F_STATUS
+ * the config work reads it; the unknown state makes it report whatever
+ * it finds.  Without, the link is up, and speed and duplex, if the device
+ * reports them, are read here.
+ */
+static void vnet_link_start(struct vnet *vi)
+{
+	if (vnet_has(vi, VIRTIO_NET_F_STATUS)) {
+		vi->status = VNET_LINK_UNKNOWN;
+		schedule_work(&vi->config_work);
+		return;
+	}
+	vi->status = VIRTIO_NET_S_LINK_UP;
+	vnet_update_speed(vi);
+	netif_carrier_on(vi->dev);
 }
 
 static void vnet_config_changed(struct virtio_device *vdev)
@@ -215,9 +236,12 @@ static int vnet_setup_layout(struct vnet *vi)
 				      vnet_big_pages(vi->guest_gso, mtu,
 						     PAGE_SIZE));
 	} else {
-		/* One 1518-byte buffer per frame: larger MTUs cannot work. */
+		/*
+		 * One 1518-byte buffer per frame: larger MTUs cannot work,
+		 * nor can one above the device's (mtu is that or 1500 here).
+		 */
 		vi->rx_mode = VNET_RX_SMALL;
-		dev->max_mtu = ETH_DATA_LEN;
+		dev->max_mtu = min_t(unsigned int, mtu, ETH_DATA_LEN);
 	}
 
 	if (vi->any_header_sg)
@@ -343,14 +367,10 @@ static int vnet_probe(struct virtio_device *vdev)
 	vnet_ctrl_dev_coal(vi, 0, vi->max_pairs);
 	rtnl_unlock();
 
-	/* Link: from config space if the device reports it, else up. */
+	/* Link changes may still be held back by a driver bound before. */
+	vnet_config_driver_enable(vdev);
 	netif_carrier_off(dev);
-	if (vnet_has(vi, VIRTIO_NET_F_STATUS)) {
-		schedule_work(&vi->config_work);
-	} else {
-		vi->status = VIRTIO_NET_S_LINK_UP;
-		netif_carrier_on(dev);
-	}
+	vnet_link_start(vi);
 
 	vnet_affinity_start(vi);
 
@@ -392,10 +412,13 @@ static void vnet_remove(struct virtio_device *vdev)
 	free_netdev(vi->dev);
 }
 
+/*
+ * Stop everything that uses the virtqueues and delete them.  Also right
+ * after a failed restore, when they are gone already.
+ */
 static void __maybe_unused vnet_quiesce(struct vnet *vi)
 {
 	struct net_device *dev = vi->dev;
-	unsigned int i;
 
 	cancel_work_sync(&vi->config_work);
 	vnet_rx_mode_enable(vi, false);
@@ -405,11 +428,7 @@ static void __maybe_unused vnet_quiesce(struct vnet *vi)
 	netif_tx_lock_bh(dev);
 	netif_device_detach(dev);
 	netif_tx_unlock_bh(dev);
-	if (netif_running(dev)) {
-		vnet_refill_disable(vi);
-		for (i = 0; i < vi->max_pairs; i++)
-			vnet_qp_disable(vi, i);
-	}
+	vnet_pairs_stop(vi);
 	rtnl_unlock();
 	vnet_rss_stop(vi);
 	vnet_vqs_teardown(vi);
@@ -425,24 +444,24 @@ static int __maybe_unused vnet_restore(struct virtio_device *vdev)
 {
 	struct vnet *vi = vdev->priv;
 	struct net_device *dev = vi->dev;
-	unsigned int i;
 	int err;
 
+	/*
+	 * On failure nothing needs undoing: since freeze the pairs are
+	 * stopped, the virtqueues gone and the interface detached, a state
+	 * that remove (and another freeze) handle.
+	 */
 	err = vnet_vqs_init(vi);
-	if (err)
+	if (err) {
+		dev_err(&vdev->dev, "restore failed (%d): no virtqueues, the interface stays detached\n",
+			err);
 		return err;
+	}
 	virtio_device_ready(vdev);
 
 	rtnl_lock();
-	if (netif_running(dev)) {
-		vnet_refill_enable(vi);
-		for (i = 0; i < vi->max_pairs; i++) {
-			if (i < vi->curr_pairs &&
-			    !vnet_rx_fill(&vi->qp[i].rq, GFP_KERNEL))
-				vnet_rx_schedule_refill(vi);
-			vnet_qp_enable(vi, i);
-		}
-	}
+	if (netif_running(dev))
+		vnet_pairs_start(vi);
 	vnet_replay_filters(vi);
 	netif_tx_lock_bh(dev);
 	netif_device_attach(dev);
@@ -451,13 +470,7 @@ static int __maybe_unused vnet_restore(struct virtio_device *vdev)
 
 	vnet_rx_mode_enable(vi, true);
 	vnet_affinity_start(vi);
-	vi->status = 0;
-	if (vnet_has(vi, VIRTIO_NET_F_STATUS)) {
-		schedule_work(&vi->config_work);
-	} else {
-		vi->status = VIRTIO_NET_S_LINK_UP;
-		netif_carrier_on(dev);
-	}
+	vnet_link_start(vi);
 	return 0;
 }
 

@@ -104,13 +104,14 @@ static void vnet_tx_recycle(struct virtqueue *vq, void *buf)
  * Resize both rings of one pair.  The pair is quiet meanwhile: its NAPI
  * instances are off (so is the RX poll's TX reclaim), its TX queue is
  * stopped and marked paused so that neither the stack nor an interrupt
- * restarts it.
+ * restarts it.  The caller keeps the deferred refill disabled, since it
+ * would disable this pair's NAPI too.
  */
 static int vnet_resize_pair(struct vnet *vi, struct vnet_qp *qp,
 			    u32 rx, u32 tx)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, qp->index);
-	bool running = netif_running(vi->dev);
+	bool running = vi->pairs_enabled;
 	int err = 0, err2 = 0;
 
 	if (running) {
@@ -155,7 +156,7 @@ static int vnet_set_ringparam(VNET_RINGPARAM_ARGS)
 	struct netlink_ext_ack *ack = VNET_RINGPARAM_EXTACK;
 	struct vnet *vi = netdev_priv(dev);
 	unsigned int i;
-	int err;
+	int err = 0;
 
 	if (ring->rx_mini_pending || ring->rx_jumbo_pending) {
 		vnet_refuse(dev, ack, "only rx and tx ring sizes can be set");
@@ -190,16 +191,20 @@ static int vnet_set_ringparam(VNET_RINGPARAM_ARGS)
 		return -EINVAL;
 	}
 
+	if (vi->pairs_enabled)
+		vnet_refill_disable(vi);
 	for (i = 0; i < vi->max_pairs; i++) {
 		err = vnet_resize_pair(vi, &vi->qp[i], ring->rx_pending,
 				       ring->tx_pending);
 		if (err) {
 			netdev_err(dev, "resizing the rings of pair %u failed: %d\n",
 				   i, err);
-			return err;
+			break;
 		}
 	}
-	return 0;
+	if (vi->pairs_enabled)
+		vnet_refill_enable(vi, false);
+	return err;
 }
 
 static int vnet_get_link_ksettings(struct net_device *dev,
@@ -317,8 +322,8 @@ static int vnet_set_coalesce(VNET_COALESCE_ARGS)
 {
 	struct netlink_ext_ack *ack = VNET_COALESCE_EXTACK;
 	struct vnet *vi = netdev_priv(dev);
-	struct vnet_rx_coal rc;
-	struct vnet_tx_coal c;
+	struct vnet_rx_coal rc, old_rx;
+	struct vnet_tx_coal c, old_tx;
 	int err;
 
 	vnet_ec_to_coal(ec, &c, &rc);
@@ -350,10 +355,18 @@ static int vnet_set_coalesce(VNET_COALESCE_ARGS)
 		}
 	}
 #endif
+	/*
+	 * The device-wide settings, which a device without per-queue
+	 * coalescing commands is programmed with; kept on failure.
+	 */
+	old_tx = vi->tx_coal;
+	old_rx = vi->rx_coal;
+	vi->tx_coal = c;
+	vi->rx_coal = rc;
 	err = vnet_apply_coal(dev, 0, vi->max_pairs, &c, &rc, ack);
-	if (!err) {
-		vi->tx_coal = c;
-		vi->rx_coal = rc;
+	if (err) {
+		vi->tx_coal = old_tx;
+		vi->rx_coal = old_rx;
 	}
 	return err;
 }

@@ -33,9 +33,36 @@ void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 	s->pending = 0;
 	s->armed = false;
 	s->target = 1;
+	s->skip = 0;
+	s->backoff = 0;
+	s->nogrow = 0;
 	s->why = VNET_KICKED_UNHELD;
 	s->first_ns = 0;
+	s->last_add_ns = 0;
 	s->last_end_ns = 0;
+	/* No history yet: as if bursts came a whole window apart. */
+	s->gap_avg_ns = vnet_kick_window(cfg);
+}
+
+/*
+ * Adaptive, not holding: learn the burst rate, and start holding once it
+ * promises a worthwhile batch per window (and no back-off is running).
+ */
+static void vnet_kick_learn_gap(struct vnet_kick_state *s,
+				const struct vnet_kick_cfg *cfg, u64 gap)
+{
+	u64 window = vnet_kick_window(cfg);
+
+	/* Gaps beyond a window say the same thing: no batch. */
+	gap = min(gap, window);
+	s->gap_avg_ns = (3 * s->gap_avg_ns + gap) / 4;
+	if (s->skip) {
+		s->skip--;
+		return;
+	}
+	if (s->gap_avg_ns * VNET_KICK_MIN_BATCH < window)
+		s->target = min_t(u32, VNET_KICK_MIN_BATCH,
+				  vnet_kick_max_batch(cfg));
 }
 
 enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
@@ -48,6 +75,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 
 	if (!s->pending++)
 		s->first_ns = in->now;
+	s->last_add_ns = in->now;
 
 	s->why = VNET_KICKED_FORCED;
 	if (in->urgent || in->queue_stopped)
@@ -63,15 +91,8 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 	s->why = VNET_KICKED_UNHELD;
 	limit = vnet_kick_limit(s, cfg);
 	if (limit <= 1) {
-		/*
-		 * Not holding.  In adaptive mode, bursts closer together
-		 * than a window's share of a worthwhile batch start holding
-		 * from the next burst on.
-		 */
-		if (cfg->adaptive && cfg->usecs &&
-		    gap * VNET_KICK_MIN_BATCH < window)
-			s->target = min_t(u32, VNET_KICK_MIN_BATCH,
-					  vnet_kick_max_batch(cfg));
+		if (cfg->adaptive && cfg->usecs)
+			vnet_kick_learn_gap(s, cfg, gap);
 		return VNET_KICK_NOW;
 	}
 	/* Adaptive: the first burst after a quiet spell goes out at once. */
@@ -98,25 +119,76 @@ u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 }
 
 /*
+ * The flush timer ran at @now: record how long after the deadline.  It
+ * tells a long hold due to the timer's own latency (a vCPU the host did
+ * not run) from one the policy caused.
+ */
+void vnet_kick_timer_ran(struct vnet_kick_state *s,
+			 const struct vnet_kick_cfg *cfg, u64 now)
+{
+	s64 late = now - vnet_kick_deadline(s, cfg);
+
+	if (s->pending && late > (s64)s->max_late_ns)
+		s->max_late_ns = late;
+}
+
+/* Whether held packets have waited their tx-usecs at @now. */
+bool vnet_kick_overdue(const struct vnet_kick_state *s,
+		       const struct vnet_kick_cfg *cfg, u64 now)
+{
+	return s->pending &&
+	       (s64)(now - s->first_ns) >= (s64)vnet_kick_window(cfg);
+}
+
+/* Adaptive: learn from how a held batch ended (see kick_policy.h). */
+static void vnet_kick_learn_batch(struct vnet_kick_state *s,
+				  const struct vnet_kick_cfg *cfg,
+				  enum vnet_kick_reason why, u64 now)
+{
+	u64 window = vnet_kick_window(cfg);
+
+	if (why == VNET_KICKED_COUNT) {
+		s->backoff = 0;
+		if (s->nogrow) {
+			s->nogrow--;
+			return;
+		}
+		/* Filled in under half a window: room to grow. */
+		if (s->target > 1 && (now - s->first_ns) * 2 < window)
+			s->target = min_t(u32, s->target * 2,
+					  vnet_kick_max_batch(cfg));
+		return;
+	}
+	if (why != VNET_KICKED_TIMER)
+		return;
+	if (s->pending < VNET_KICK_MIN_BATCH) {
+		/* Not worth its timer: stop, and probe again ever later. */
+		s->target = 1;
+		s->skip = 1U << s->backoff;
+		if (s->backoff < VNET_KICK_MAX_BACKOFF)
+			s->backoff++;
+		s->gap_avg_ns = window;
+		return;
+	}
+	s->backoff = 0;
+	s->target = min_t(u32, s->pending, vnet_kick_max_batch(cfg));
+	/* The senders ran out early in the window: kick at this size. */
+	if ((s->last_add_ns - s->first_ns) * 2 < window)
+		s->nogrow = VNET_KICK_NOGROW;
+}
+
+/*
  * The device was notified (or declined to be) at @now.  Record the wait
- * and, in adaptive mode, learn from how the batch ended: one that filled
- * before its deadline may grow, one the timer had to flush shows how many
- * packets a window really gathers.
+ * and, in adaptive mode, learn from how a held batch ended.
  */
 void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
 		    enum vnet_kick_reason why, u64 now)
 {
-	if (s->pending && now - s->first_ns > s->max_hold_ns)
+	if (s->pending && (s64)(now - s->first_ns) > (s64)s->max_hold_ns)
 		s->max_hold_ns = now - s->first_ns;
 
-	if (cfg->adaptive && s->pending) {
-		if (why == VNET_KICKED_COUNT && s->target > 1)
-			s->target = min_t(u32, s->target * 2,
-					  vnet_kick_max_batch(cfg));
-		else if (why == VNET_KICKED_TIMER)
-			s->target = s->pending < VNET_KICK_MIN_BATCH ?
-				    1 : s->pending;
-	}
+	if (cfg->adaptive && s->pending && s->target > 1)
+		vnet_kick_learn_batch(s, cfg, why, now);
 	s->pending = 0;
 	s->armed = false;
 }

@@ -107,9 +107,15 @@ static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 	txq = netdev_get_tx_queue(qp->vi->dev, qp->index);
 	if (!__netif_tx_trylock(txq))
 		return;
-	if (!sq->paused && vnet_sq_in_use(sq)) {
-		vnet_tx_reclaim(sq, budget, ktime_get_ns());
-		vnet_sq_wake_if_room(sq, txq);
+	if (!sq->paused) {
+		u64 now = ktime_get_ns();
+
+		vnet_tx_flush_overdue(sq, now);
+		if (vnet_sq_in_use(sq)) {
+			vnet_tx_reclaim(sq, budget, now);
+			vnet_sq_wake_if_room(sq, txq);
+		}
+		vnet_tx_flush_wanted(sq);
 	}
 	__netif_tx_unlock(txq);
 }
@@ -117,7 +123,7 @@ static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 int vnet_poll_rx(struct napi_struct *napi, int budget)
 {
 	struct vnet_rq *rq = container_of(napi, struct vnet_rq, napi);
-	u64 defer_ns = 0;
+	u64 defer_ns = 0, defer_max_ns = 0;
 	int done;
 
 	vnet_poll_cleantx(rq->qp, budget);
@@ -128,7 +134,7 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	u64_stats_update_end(&rq->stats.syncp);
 
 	switch (vnet_rx_mod_decide(&rq->mod, &rq->mod_cfg, done, budget,
-				   &defer_ns)) {
+				   ktime_get_ns(), &defer_ns, &defer_max_ns)) {
 	case VNET_RX_POLL_AGAIN:
 		break;
 	case VNET_RX_REARM:
@@ -145,8 +151,9 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 		 * interrupts), it polls again itself.
 		 */
 		if (napi_complete_done(napi, done)) {
-			vnet_qp_timer_request(&rq->qp->timer, VNET_TIMER_RX_POLL,
-					      defer_ns);
+			vnet_qp_timer_request_window(&rq->qp->timer,
+						     VNET_TIMER_RX_POLL,
+						     defer_ns, defer_max_ns);
 			u64_stats_update_begin(&rq->stats.syncp);
 			u64_stats_inc(&rq->stats.deferrals);
 			u64_stats_update_end(&rq->stats.syncp);
@@ -164,13 +171,16 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	enum vnet_reclaim_next next;
 	bool irq, done, rearm = false;
 	unsigned int opaque = 0;
-	u64 now = ktime_get_ns();
+	u64 now;
 
 	__netif_tx_lock(txq, raw_smp_processor_id());
+	/* After the lock: packets added meanwhile must not be newer than now. */
+	now = ktime_get_ns();
 	irq = READ_ONCE(sq->irq_seen);
 	WRITE_ONCE(sq->irq_seen, false);
 
 	virtqueue_disable_cb(sq->vq);
+	vnet_tx_flush_overdue(sq, now);
 	u64_stats_update_begin(&sq->stats.syncp);
 	u64_stats_inc(&sq->stats.napi_polls);
 	u64_stats_update_end(&sq->stats.syncp);
@@ -196,6 +206,7 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 		virtqueue_disable_cb(sq->vq);
 	else if (next == VNET_RECLAIM_DEADLINE && !sq->reclaim.deadline_armed)
 		vnet_tx_reclaim_deadline(sq, now);
+	vnet_tx_flush_wanted(sq);
 	__netif_tx_unlock(txq);
 
 	if (done && next == VNET_RECLAIM_IRQ &&
@@ -210,25 +221,52 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	return 0;
 }
 
+/* Backstop retry when a flush found the TX queue lock taken. */
+#define VNET_FLUSH_RETRY_MIN_NS	(20 * NSEC_PER_USEC)
+
 /*
- * The pair's timer expired for the users in @expired.  Runs in softirq
- * context (soft hrtimer), so it may take the TX queue lock.
+ * Hard interrupt context: the TX queue lock may only be tried.  When it
+ * is taken, flush_wanted asks the holder (transmit, reclaim, the RX poll's
+ * TX cleanup: each checks it before letting go) to kick; a retry a quarter
+ * of tx-usecs later covers a holder that had already looked.  Retrying
+ * sooner would only interrupt the holder again before it could finish.
+ */
+static void vnet_qp_flush_fired(struct vnet_qp *qp)
+{
+	struct netdev_queue *txq = netdev_get_tx_queue(qp->vi->dev, qp->index);
+	struct vnet_sq *sq = &qp->sq;
+
+	if (!__netif_tx_trylock(txq)) {
+		u64 retry = (u64)READ_ONCE(sq->kick_cfg.usecs) * NSEC_PER_USEC / 4;
+
+		WRITE_ONCE(sq->flush_wanted, true);
+		vnet_qp_timer_request(&qp->timer, VNET_TIMER_TX_FLUSH,
+				      max_t(u64, retry, VNET_FLUSH_RETRY_MIN_NS));
+		return;
+	}
+	if (!qp->sq.paused)
+		vnet_tx_flush_timer(&qp->sq);
+	__netif_tx_unlock(txq);
+}
+
+/*
+ * The pair's timer expired for the users in @expired: the precise ones
+ * (kick flush, RX poll) from the hrtimer in hard interrupt context, the
+ * coarse one (reclaim deadline) from the timer wheel in softirq context.
  */
 void vnet_qp_timer_fired(struct vnet_qp_timer *t, unsigned long expired)
 {
 	struct vnet_qp *qp = container_of(t, struct vnet_qp, timer);
 	struct netdev_queue *txq = netdev_get_tx_queue(qp->vi->dev, qp->index);
 
-	if (expired & (BIT(VNET_TIMER_TX_FLUSH) | BIT(VNET_TIMER_TX_RECLAIM))) {
-		__netif_tx_lock(txq, smp_processor_id());
-		if (!qp->sq.paused) {
-			if (expired & BIT(VNET_TIMER_TX_FLUSH))
-				vnet_tx_flush_timer(&qp->sq);
-			if (expired & BIT(VNET_TIMER_TX_RECLAIM))
-				vnet_tx_reclaim_timer(&qp->sq);
-		}
-		__netif_tx_unlock(txq);
-	}
+	if (expired & BIT(VNET_TIMER_TX_FLUSH))
+		vnet_qp_flush_fired(qp);
 	if (expired & BIT(VNET_TIMER_RX_POLL))
 		vnet_napi_schedule(&qp->rq.napi, qp->rq.vq);
+	if (expired & BIT(VNET_TIMER_TX_RECLAIM)) {
+		__netif_tx_lock(txq, smp_processor_id());
+		if (!qp->sq.paused)
+			vnet_tx_reclaim_timer(&qp->sq);
+		__netif_tx_unlock(txq);
+	}
 }

@@ -14,27 +14,15 @@
 static int vnet_open(struct net_device *dev)
 {
 	struct vnet *vi = netdev_priv(dev);
-	unsigned int i;
 
-	vnet_refill_enable(vi);
-	/* NAPI runs on every pair; only active pairs get buffers. */
-	for (i = 0; i < vi->max_pairs; i++) {
-		if (i < vi->curr_pairs && !vnet_rx_fill(&vi->qp[i].rq, GFP_KERNEL))
-			vnet_rx_schedule_refill(vi);
-		vnet_qp_enable(vi, i);
-	}
+	vnet_pairs_start(vi);
 	vnet_rss_settle(vi);
 	return 0;
 }
 
 static int vnet_stop(struct net_device *dev)
 {
-	struct vnet *vi = netdev_priv(dev);
-	unsigned int i;
-
-	vnet_refill_disable(vi);
-	for (i = 0; i < vi->max_pairs; i++)
-		vnet_qp_disable(vi, i);
+	vnet_pairs_stop(netdev_priv(dev));
 	return 0;
 }
 

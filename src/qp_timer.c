@@ -1,40 +1,86 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The per-queue-pair timer: an hrtimer in soft mode (its handler runs in
- * softirq context, so it may take the TX queue lock or schedule NAPI)
- * driven by the deadline plan of timer_plan.c.
+ * The per-queue-pair timer: an hrtimer for the precise users, driven by
+ * the deadline plan of timer_plan.c, and a timer-wheel timer for the
+ * coarse users.
+ *
+ * The hrtimer expires in hard interrupt context.  A soft hrtimer would
+ * let its handler take the TX queue lock outright, but it runs from the
+ * softirq, and once softirq work has been handed to ksoftirqd (as a busy
+ * guest does) it waits for that thread to be scheduled: held kicks were
+ * measured waiting 4-30 ms for a 100 us tx-usecs that way.  The handlers
+ * therefore only try the TX queue lock and retry shortly if it is busy
+ * (see napi.c).  On PREEMPT_RT the kernel runs it as a soft timer anyway.
+ * The timer-wheel timer runs in softirq context.
  */
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include "compat.h"
 #include "qp_timer.h"
+
+static bool vnet_timer_is_coarse(enum vnet_timer_user user)
+{
+	return VNET_TIMER_COARSE & BIT(user);
+}
+
+static void vnet_qp_timer_count_fires(struct vnet_qp_timer *t,
+				      unsigned long expired)
+{
+	int u;
+
+	for (u = 0; u < VNET_TIMER_USERS; u++)
+		if (expired & BIT(u))
+			t->fires[u]++;
+}
+
+/* Program the hrtimer for the plan's window.  Caller holds t->lock. */
+static void vnet_qp_timer_program(struct vnet_qp_timer *t)
+{
+	hrtimer_start_range_ns(&t->timer, ns_to_ktime(t->plan.armed),
+			       t->plan.armed_limit - t->plan.armed,
+			       HRTIMER_MODE_ABS);
+}
 
 static enum hrtimer_restart vnet_qp_timer_expired(struct hrtimer *hrt)
 {
 	struct vnet_qp_timer *t = container_of(hrt, struct vnet_qp_timer,
 					       timer);
-	unsigned long expired;
+	unsigned long expired, flags;
 	int u;
 
-	spin_lock(&t->lock);
+	spin_lock_irqsave(&t->lock, flags);
 	expired = vnet_timer_plan_expire(&t->plan, ktime_get_ns());
-	for (u = 0; u < VNET_TIMER_USERS; u++)
-		if (expired & BIT(u))
-			t->fires[u]++;
+	vnet_qp_timer_count_fires(t, expired);
 	/* Program the next deadline, if any; the handler may add earlier ones. */
 	if (t->plan.armed && !t->stopped) {
 		for (u = 0; u < VNET_TIMER_USERS; u++)
-			if (t->plan.due[u] == t->plan.armed)
+			if (t->plan.limit[u] == t->plan.armed_limit)
 				break;
 		if (u < VNET_TIMER_USERS)
 			t->arms[u]++;
-		hrtimer_start(&t->timer, ns_to_ktime(t->plan.armed),
-			      HRTIMER_MODE_ABS_SOFT);
+		vnet_qp_timer_program(t);
 	}
-	spin_unlock(&t->lock);
+	spin_unlock_irqrestore(&t->lock, flags);
 
 	if (expired)
 		t->fire(t, expired);
 	return HRTIMER_NORESTART;
+}
+
+static void vnet_qp_timer_coarse_expired(struct timer_list *tl)
+{
+	struct vnet_qp_timer *t = container_of(tl, struct vnet_qp_timer,
+					       coarse);
+	unsigned long expired, flags;
+
+	spin_lock_irqsave(&t->lock, flags);
+	expired = t->coarse_pending;
+	t->coarse_pending = 0;
+	vnet_qp_timer_count_fires(t, expired);
+	spin_unlock_irqrestore(&t->lock, flags);
+
+	if (expired)
+		t->fire(t, expired);
 }
 
 void vnet_qp_timer_init(struct vnet_qp_timer *t,
@@ -46,66 +92,112 @@ void vnet_qp_timer_init(struct vnet_qp_timer *t,
 	t->fire = fire;
 	t->stopped = true;
 	vnet_hrtimer_setup(&t->timer, vnet_qp_timer_expired, CLOCK_MONOTONIC,
-			   HRTIMER_MODE_ABS_SOFT);
+			   HRTIMER_MODE_ABS);
+	timer_setup(&t->coarse, vnet_qp_timer_coarse_expired, 0);
 }
 
 /* Allow requests again (queue pair enabled). */
 void vnet_qp_timer_start(struct vnet_qp_timer *t)
 {
-	spin_lock_bh(&t->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&t->lock, flags);
 	t->stopped = false;
-	spin_unlock_bh(&t->lock);
+	spin_unlock_irqrestore(&t->lock, flags);
 }
 
 /*
- * Refuse further requests, drop pending deadlines and wait for a running
- * handler to finish.  Callers flush whatever the deadlines stood for.
+ * Refuse further requests, drop pending deadlines and wait for running
+ * handlers to finish.  Callers flush whatever the deadlines stood for.
  */
 void vnet_qp_timer_stop(struct vnet_qp_timer *t)
 {
-	spin_lock_bh(&t->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&t->lock, flags);
 	t->stopped = true;
 	memset(&t->plan, 0, sizeof(t->plan));
-	spin_unlock_bh(&t->lock);
+	t->coarse_pending = 0;
+	spin_unlock_irqrestore(&t->lock, flags);
 	hrtimer_cancel(&t->timer);
+	timer_delete_sync(&t->coarse);
+}
+
+/*
+ * Ask for @user's handler to run between @min_ns and @max_ns from now
+ * (coarse users: at the first tick after @max_ns).  A wide window lets
+ * the handler ride on an interrupt that comes anyway (see qp_timer.h).
+ * Returns false when the timer is stopped and the request was dropped.
+ */
+bool vnet_qp_timer_request_window(struct vnet_qp_timer *t,
+				  enum vnet_timer_user user,
+				  u64 min_ns, u64 max_ns)
+{
+	unsigned long flags;
+	u64 now;
+	bool ok;
+
+	spin_lock_irqsave(&t->lock, flags);
+	ok = !t->stopped;
+	if (ok && vnet_timer_is_coarse(user)) {
+		if (!(t->coarse_pending & BIT(user)))
+			t->arms[user]++;
+		t->coarse_pending |= BIT(user);
+		timer_reduce(&t->coarse,
+			     jiffies + nsecs_to_jiffies(max_ns) + 1);
+	} else if (ok) {
+		now = ktime_get_ns();
+		if (vnet_timer_plan_request(&t->plan, user, now + min_ns,
+					    now + max_ns)) {
+			t->arms[user]++;
+			vnet_qp_timer_program(t);
+		}
+	}
+	spin_unlock_irqrestore(&t->lock, flags);
+	return ok;
 }
 
 /* Ask for @user's handler to run @delay_ns from now. */
-void vnet_qp_timer_request(struct vnet_qp_timer *t, enum vnet_timer_user user,
+bool vnet_qp_timer_request(struct vnet_qp_timer *t, enum vnet_timer_user user,
 			   u64 delay_ns)
 {
-	spin_lock_bh(&t->lock);
-	if (!t->stopped &&
-	    vnet_timer_plan_request(&t->plan, user, ktime_get_ns() + delay_ns)) {
-		t->arms[user]++;
-		hrtimer_start(&t->timer, ns_to_ktime(t->plan.armed),
-			      HRTIMER_MODE_ABS_SOFT);
-	}
-	spin_unlock_bh(&t->lock);
+	return vnet_qp_timer_request_window(t, user, delay_ns, delay_ns);
 }
 
+/* Forget @user's deadline; the timer itself is left to expire idle. */
 void vnet_qp_timer_cancel(struct vnet_qp_timer *t, enum vnet_timer_user user)
 {
-	spin_lock_bh(&t->lock);
-	vnet_timer_plan_cancel(&t->plan, user);
-	spin_unlock_bh(&t->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&t->lock, flags);
+	if (vnet_timer_is_coarse(user))
+		t->coarse_pending &= ~BIT(user);
+	else
+		vnet_timer_plan_cancel(&t->plan, user);
+	spin_unlock_irqrestore(&t->lock, flags);
 }
 
 bool vnet_qp_timer_pending(struct vnet_qp_timer *t, enum vnet_timer_user user)
 {
+	unsigned long flags;
 	bool pending;
 
-	spin_lock_bh(&t->lock);
-	pending = vnet_timer_plan_pending(&t->plan, user);
-	spin_unlock_bh(&t->lock);
+	spin_lock_irqsave(&t->lock, flags);
+	if (vnet_timer_is_coarse(user))
+		pending = t->coarse_pending & BIT(user);
+	else
+		pending = vnet_timer_plan_pending(&t->plan, user);
+	spin_unlock_irqrestore(&t->lock, flags);
 	return pending;
 }
 
 void vnet_qp_timer_counts(struct vnet_qp_timer *t, enum vnet_timer_user user,
 			  u64 *arms, u64 *fires)
 {
-	spin_lock_bh(&t->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&t->lock, flags);
 	*arms = t->arms[user];
 	*fires = t->fires[user];
-	spin_unlock_bh(&t->lock);
+	spin_unlock_irqrestore(&t->lock, flags);
 }

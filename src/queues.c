@@ -9,6 +9,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include "compat.h"
 #include "vnet.h"
@@ -118,13 +119,24 @@ out:
 	return err;
 }
 
-/* Reset the device and release every buffer and virtqueue. */
+/*
+ * Reset the device and release every buffer and virtqueue.  Safe to call
+ * when the virtqueues are already gone (a restore that failed): then it
+ * only resets the device, which remove must leave reset.
+ */
 void vnet_vqs_teardown(struct vnet *vi)
 {
 	unsigned int i;
 	void *buf;
 
+	/* Wait for a command in flight; later ones find no queue. */
+	mutex_lock(&vi->ctrl_lock);
+	vi->cvq = NULL;
+	mutex_unlock(&vi->ctrl_lock);
+
 	vnet_reset_device(vi->vdev);
+	if (!vi->qp[0].rq.vq)
+		return;
 	for (i = 0; i < vi->max_pairs; i++) {
 		struct vnet_qp *qp = &vi->qp[i];
 
@@ -136,7 +148,10 @@ void vnet_vqs_teardown(struct vnet *vi)
 		vnet_rx_free_pages(&qp->rq);
 	}
 	vi->vdev->config->del_vqs(vi->vdev);
-	vi->cvq = NULL;
+	for (i = 0; i < vi->max_pairs; i++) {
+		vi->qp[i].rq.vq = NULL;
+		vi->qp[i].sq.vq = NULL;
+	}
 }
 
 void vnet_qp_enable(struct vnet *vi, unsigned int i)
@@ -164,10 +179,13 @@ void vnet_qp_flush_tx(struct vnet *vi, unsigned int i)
 
 void vnet_qp_disable(struct vnet *vi, unsigned int i)
 {
+	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, i);
 	struct vnet_qp *qp = &vi->qp[i];
 
-	vnet_qp_flush_tx(vi, i);
 	vnet_qp_timer_stop(&qp->timer);
+	__netif_tx_lock_bh(txq);
+	vnet_tx_timer_stopped(&qp->sq);
+	__netif_tx_unlock_bh(txq);
 	if (qp->sq.use_napi) {
 		vnet_queue_set_napi(vi->dev, i, false, NULL);
 		napi_disable(&qp->sq.napi);
@@ -176,27 +194,53 @@ void vnet_qp_disable(struct vnet *vi, unsigned int i)
 	napi_disable(&qp->rq.napi);
 }
 
-void vnet_refill_enable(struct vnet *vi)
+/*
+ * Deferred refill.  The work disables each active pair's RX NAPI while it
+ * fills the ring, so it may only run while every pair's NAPI is enabled:
+ * napi_disable() on an instance that is already off waits until someone
+ * enables it, and where napi_disable() takes the device's instance lock
+ * (6.15 on), it waits holding the lock that napi_enable() needs.  Refill
+ * is therefore enabled after the pairs and disabled before them, and
+ * stays disabled while ethtool -G has pairs stopped.  A refill asked for
+ * meanwhile is remembered and runs when refill is enabled again.
+ */
+static void vnet_refill_request(struct vnet *vi, unsigned long delay)
 {
 	spin_lock_bh(&vi->work_lock);
-	vi->refill_enabled = true;
+	if (vi->refill_enabled)
+		schedule_delayed_work(&vi->refill, delay);
+	else
+		vi->refill_missed = true;
 	spin_unlock_bh(&vi->work_lock);
 }
 
+/* Every pair's NAPI is enabled: allow refill; @now: run it at once. */
+void vnet_refill_enable(struct vnet *vi, bool now)
+{
+	spin_lock_bh(&vi->work_lock);
+	vi->refill_enabled = true;
+	if (now || vi->refill_missed)
+		schedule_delayed_work(&vi->refill, 0);
+	vi->refill_missed = false;
+	spin_unlock_bh(&vi->work_lock);
+}
+
+/* Stop refill and wait for a running one; a pending one is remembered. */
 void vnet_refill_disable(struct vnet *vi)
 {
 	spin_lock_bh(&vi->work_lock);
 	vi->refill_enabled = false;
 	spin_unlock_bh(&vi->work_lock);
-	cancel_delayed_work_sync(&vi->refill);
+	if (cancel_delayed_work_sync(&vi->refill)) {
+		spin_lock_bh(&vi->work_lock);
+		vi->refill_missed = true;
+		spin_unlock_bh(&vi->work_lock);
+	}
 }
 
 void vnet_rx_schedule_refill(struct vnet *vi)
 {
-	spin_lock_bh(&vi->work_lock);
-	if (vi->refill_enabled)
-		schedule_delayed_work(&vi->refill, 0);
-	spin_unlock_bh(&vi->work_lock);
+	vnet_refill_request(vi, 0);
 }
 
 /*
@@ -217,13 +261,47 @@ void vnet_refill_work(struct work_struct *work)
 		ok = vnet_rx_fill(rq, GFP_KERNEL);
 		vnet_napi_enable(&rq->napi, rq->vq);
 
-		if (!ok) {
-			spin_lock_bh(&vi->work_lock);
-			if (vi->refill_enabled)
-				schedule_delayed_work(&vi->refill, HZ / 2);
-			spin_unlock_bh(&vi->work_lock);
-		}
+		if (!ok)
+			vnet_refill_request(vi, HZ / 2);
 	}
+}
+
+/*
+ * Bring every pair up (open, restore): fill the active pairs' rings while
+ * their NAPI is still off, enable NAPI and timers, and only then allow
+ * the deferred refill.  Caller holds RTNL.
+ */
+void vnet_pairs_start(struct vnet *vi)
+{
+	bool refill = false;
+	unsigned int i;
+
+	ASSERT_RTNL();
+	for (i = 0; i < vi->max_pairs; i++) {
+		if (i < vi->curr_pairs && !vnet_rx_fill(&vi->qp[i].rq, GFP_KERNEL))
+			refill = true;
+		vnet_qp_enable(vi, i);
+	}
+	vi->pairs_enabled = true;
+	vnet_refill_enable(vi, refill);
+}
+
+/*
+ * Stop every pair (stop, freeze): refill first, then NAPI and timers.
+ * Pairs that are already stopped (a failed restore) are left alone.
+ * Caller holds RTNL.
+ */
+void vnet_pairs_stop(struct vnet *vi)
+{
+	unsigned int i;
+
+	ASSERT_RTNL();
+	vnet_refill_disable(vi);
+	if (!vi->pairs_enabled)
+		return;
+	for (i = 0; i < vi->max_pairs; i++)
+		vnet_qp_disable(vi, i);
+	vi->pairs_enabled = false;
 }
 
 /* Change the number of active queue pairs.  Caller holds RTNL. */

@@ -18,6 +18,7 @@
 #include <linux/skbuff.h>
 #include <linux/mm.h>
 #include "compat.h"
+#include "features.h"
 #include "vnet.h"
 
 static void vnet_rq_stat_inc(struct vnet_rq *rq, u64_stats_t *ctr)
@@ -562,13 +563,29 @@ void vnet_rx_free_pages(struct vnet_rq *rq)
  * New RX moderation settings.  A poll running meanwhile may see a mix of
  * old and new values once; both are valid settings, so that is harmless.
  */
+/* Whether the device delays this queue's interrupts (see dev_coal.h). */
+static bool vnet_rx_device_moderates(const struct vnet_rq *rq,
+				     const struct vnet_rx_coal *c)
+{
+	const struct vnet *vi = rq->qp->vi;
+	struct vnet_dev_coal_vq rx, tx;
+
+	if (!vi->dev_coal || vnet_dev_coal_split(c, &rx, &tx))
+		return false;
+	/* Without per-queue commands the device has the device-wide values. */
+	return vnet_has(vi, VNET_F_VQ_NOTF_COAL) ||
+	       (c->usecs == vi->rx_coal.usecs && c->frames == vi->rx_coal.frames &&
+		c->adaptive == vi->rx_coal.adaptive);
+}
+
 void vnet_rx_set_coal(struct vnet_rq *rq, const struct vnet_rx_coal *c)
 {
 	rq->coal = *c;
-	/* A device that coalesces its own interrupts needs no deferral. */
-	rq->mod_cfg.usecs = rq->qp->vi->dev_coal ? 0 : c->usecs;
+	/* A device that delays its own interrupts needs no deferral. */
+	rq->mod_cfg.usecs = vnet_rx_device_moderates(rq, c) ? 0 : c->usecs;
 	rq->mod_cfg.frames = c->frames;
 	rq->mod_cfg.adaptive = c->adaptive;
+	rq->mod_cfg.tick_ns = TICK_NSEC;
 	memset(&rq->mod, 0, sizeof(rq->mod));
 }
 
@@ -581,4 +598,5 @@ void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq)
 	ewma_vnet_pkt_len_init(&rq->avg_len);
 	rq->mrg_min_len = vnet_mrg_min_len(vi->hdr_len, frame,
 					   virtqueue_get_vring_size(rq->vq));
+	rq->mod_cfg.ring = virtqueue_get_vring_size(rq->vq);
 }

@@ -22,8 +22,9 @@ enum vnet_stat_src {
 	VNET_SRC_MAIN,
 	VNET_SRC_IRQ,
 	VNET_SRC_TIMEOUTS,	/* TX watchdog */
-	VNET_SRC_TX_TIMER_ARMS,	/* pair timer armed for TX (flush, reclaim) */
+	VNET_SRC_TX_TIMER_ARMS,	/* pair timer armed to flush held kicks */
 	VNET_SRC_MAX_HOLD,	/* longest kick hold, in microseconds */
+	VNET_SRC_MAX_LATE,	/* latest timer flush after its deadline, us */
 	VNET_SRC_RX_TIMER_ARMS,	/* pair timer armed for RX deferrals */
 	VNET_SRC_PER_POLL,	/* packets per NAPI poll, average */
 };
@@ -108,8 +109,9 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("kicks_held", kicks_held),
 	VNET_SQ_STAT("kicks_suppressed", kicks_suppressed),
 	VNET_SQ_STAT("timer_flushes", timer_flushes),
-	{ "timer_arms", VNET_SRC_TX_TIMER_ARMS, 0 },
+	{ "flush_timer_arms", VNET_SRC_TX_TIMER_ARMS, 0 },
 	{ "max_hold_us", VNET_SRC_MAX_HOLD, 0 },
+	{ "max_flush_late_us", VNET_SRC_MAX_LATE, 0 },
 	VNET_SQ_STAT("reclaim_batches", reclaim_batches),
 	VNET_SQ_STAT("reclaim_deadlines", reclaim_deadlines),
 	VNET_IRQ_STAT("interrupts"),
@@ -176,13 +178,16 @@ static u64 vnet_read_ctr(const struct u64_stats_sync *syncp,
 	return v;
 }
 
+/*
+ * hrtimer arms for kick flushes: each is a timer exit, unlike the
+ * tick-based reclaim deadline (counted by reclaim_deadlines when it runs).
+ */
 static u64 vnet_tx_timer_arms(struct vnet_qp_timer *t)
 {
-	u64 flush_arms, reclaim_arms, fires;
+	u64 arms, fires;
 
-	vnet_qp_timer_counts(t, VNET_TIMER_TX_FLUSH, &flush_arms, &fires);
-	vnet_qp_timer_counts(t, VNET_TIMER_TX_RECLAIM, &reclaim_arms, &fires);
-	return flush_arms + reclaim_arms;
+	vnet_qp_timer_counts(t, VNET_TIMER_TX_FLUSH, &arms, &fires);
+	return arms;
 }
 
 /*
@@ -225,6 +230,10 @@ static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 			break;
 		case VNET_SRC_MAX_HOLD:
 			out[i] = div_u64(READ_ONCE(sq->kick.max_hold_ns),
+					 NSEC_PER_USEC);
+			break;
+		case VNET_SRC_MAX_LATE:
+			out[i] = div_u64(READ_ONCE(sq->kick.max_late_ns),
 					 NSEC_PER_USEC);
 			break;
 		case VNET_SRC_RX_TIMER_ARMS:

@@ -2,9 +2,10 @@
 /*
  * Driver files in sysfs: /sys/class/net/<dev>/virtio_net/.
  *
- *   affinity   the queue pair placement in force: per active pair, the
- *              CPU its interrupts go to and the CPUs that transmit on it
- *              ("off" with irq_affinity=off)
+ *   affinity   the queue pair placement in force: per pair of the last
+ *              plan applied (the active pairs), the CPU its interrupts
+ *              go to and the CPUs that transmit on it; empty while the
+ *              device is frozen, "off" with irq_affinity=off
  *
  * and, as the in-tree driver has it, with mergeable receive buffers:
  * /sys/class/net/<dev>/queues/rx-<N>/virtio_net/mergeable_rx_buffer_size,

@@ -123,20 +123,60 @@ void vnet_tx_flush(struct vnet_sq *sq)
 		vnet_tx_kick(sq, VNET_KICKED_FORCED, ktime_get_ns());
 }
 
+/* Kick held packets that have waited their tx-usecs (any lock holder). */
+void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now)
+{
+	if (vnet_kick_overdue(&sq->kick, &sq->kick_cfg, now))
+		vnet_tx_kick(sq, VNET_KICKED_TIMER, now);
+}
+
 /* The kick flush timer expired: the held packets have waited enough. */
 void vnet_tx_flush_timer(struct vnet_sq *sq)
 {
-	if (sq->kick.pending)
-		vnet_tx_kick(sq, VNET_KICKED_TIMER, ktime_get_ns());
+	u64 now = ktime_get_ns();
+
+	WRITE_ONCE(sq->flush_wanted, false);
+	if (!sq->kick.pending)
+		return;
+	vnet_kick_timer_ran(&sq->kick, &sq->kick_cfg, now);
+	vnet_tx_kick(sq, VNET_KICKED_TIMER, now);
 }
 
+/*
+ * The flush timer found the lock taken by us: do its work before the
+ * lock goes.  Every holder of the TX queue lock in this driver calls this
+ * last thing.
+ */
+void vnet_tx_flush_wanted(struct vnet_sq *sq)
+{
+	if (unlikely(READ_ONCE(sq->flush_wanted)))
+		vnet_tx_flush_timer(sq);
+}
+
+/*
+ * Make sure the reclaim deadline is pending.  It is a coarse user of the
+ * pair's timer (see qp_timer.h): it expires on a tick, costing no timer
+ * exit of its own while the CPU is busy.
+ */
 void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now)
 {
 	u64 due = vnet_reclaim_deadline(&sq->reclaim_cfg, &sq->reclaim);
 
-	sq->reclaim.deadline_armed = true;
-	vnet_qp_timer_request(&sq->qp->timer, VNET_TIMER_TX_RECLAIM,
-			      due > now ? due - now : 0);
+	sq->reclaim.deadline_armed =
+		vnet_qp_timer_request(&sq->qp->timer, VNET_TIMER_TX_RECLAIM,
+				      due > now ? due - now : 0);
+}
+
+/*
+ * The pair's timer was stopped (queue pair disabled) and dropped every
+ * deadline: kick what is held and forget the deadlines, so that they are
+ * asked for again once the pair runs.  Caller holds the TX queue lock.
+ */
+void vnet_tx_timer_stopped(struct vnet_sq *sq)
+{
+	vnet_tx_flush(sq);
+	sq->kick.armed = false;
+	sq->reclaim.deadline_armed = false;
 }
 
 /*
@@ -173,6 +213,7 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq)
 
 	sq->reclaim.deadline_armed = false;
 	vnet_sq_inc(sq, &sq->stats.reclaim_deadlines);
+	vnet_tx_flush_overdue(sq, now);
 	vnet_tx_reclaim(sq, 0, now);
 	vnet_tx_wake_if_room(sq, txq);
 	switch (vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
@@ -187,6 +228,7 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq)
 	case VNET_RECLAIM_IDLE:
 		break;
 	}
+	vnet_tx_flush_wanted(sq);
 }
 
 /* Derive the policies' views of the queue's coalescing settings. */
@@ -220,6 +262,9 @@ void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c)
 {
 	/* Packets held under the old settings go out now. */
 	vnet_tx_flush(sq);
+	/* max_hold_us reports the longest hold under the current settings. */
+	sq->kick.max_hold_ns = 0;
+	sq->kick.max_late_ns = 0;
 	sq->coal = *c;
 	vnet_tx_apply_coal(sq);
 	if (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg) &&
@@ -282,6 +327,22 @@ static void vnet_tx_stock_burst_end(struct vnet_sq *sq, u64 now)
 	}
 }
 
+/* The stack ended a burst: make sure its completions will be reclaimed. */
+static void vnet_tx_burst_end(struct vnet_sq *sq, u64 now)
+{
+	switch (vnet_reclaim_at_burst_end(&sq->reclaim_cfg, &sq->reclaim,
+					  vnet_sq_in_use(sq), sq->use_napi)) {
+	case VNET_RECLAIM_IRQ:
+		vnet_tx_stock_burst_end(sq, now);
+		break;
+	case VNET_RECLAIM_DEADLINE:
+		vnet_tx_reclaim_deadline(sq, now);
+		break;
+	case VNET_RECLAIM_IDLE:
+		break;
+	}
+}
+
 /*
  * The ring or the byte queue limit stopped the queue: something must
  * wake it.  Without TX NAPI, completions that raced with arming the
@@ -315,6 +376,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	u64 now = ktime_get_ns();
 	struct vnet_kick_in kin;
 	unsigned int len = skb->len;
+	u64 left;
 	int err;
 
 	if (unlikely(sq->paused)) {
@@ -336,9 +398,11 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		net_warn_ratelimited("%s: TX queue %u: dropped a packet: %d\n",
 				     dev->name, qi, err);
 		dev_kfree_skb_any(skb);
-		/* Still notify for packets added before this one. */
-		if (!more)
+		/* Packets added before this one still need their kick and reclaim. */
+		if (!more) {
 			vnet_tx_flush(sq);
+			vnet_tx_burst_end(sq, now);
+		}
 		return NETDEV_TX_OK;
 	}
 	sq->reclaim.last_xmit_ns = now;
@@ -365,9 +429,18 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		vnet_tx_kick(sq, sq->kick.why, now);
 		break;
 	case VNET_KICK_ARM:
-		vnet_qp_timer_request(&sq->qp->timer, VNET_TIMER_TX_FLUSH,
-				      vnet_kick_deadline(&sq->kick,
-							 &sq->kick_cfg) - now);
+		/*
+		 * The flush may come in the second half of the hold window:
+		 * when a tick falls there, the flush costs no timer exit.
+		 */
+		left = vnet_kick_deadline(&sq->kick, &sq->kick_cfg) - now;
+		if (!vnet_qp_timer_request_window(&sq->qp->timer,
+						  VNET_TIMER_TX_FLUSH,
+						  left / 2, left)) {
+			/* Pair being disabled: nothing would flush later. */
+			vnet_tx_kick(sq, VNET_KICKED_FORCED, now);
+			break;
+		}
 		fallthrough;
 	case VNET_KICK_HOLD:
 		if (!more)
@@ -375,19 +448,8 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		break;
 	}
 
-	if (!more) {
-		switch (vnet_reclaim_at_burst_end(&sq->reclaim_cfg, &sq->reclaim,
-						  vnet_sq_in_use(sq),
-						  sq->use_napi)) {
-		case VNET_RECLAIM_IRQ:
-			vnet_tx_stock_burst_end(sq, now);
-			break;
-		case VNET_RECLAIM_DEADLINE:
-			vnet_tx_reclaim_deadline(sq, now);
-			break;
-		case VNET_RECLAIM_IDLE:
-			break;
-		}
-	}
+	if (!more)
+		vnet_tx_burst_end(sq, now);
+	vnet_tx_flush_wanted(sq);
 	return NETDEV_TX_OK;
 }

@@ -181,6 +181,26 @@ def select_workloads(spec: str) -> list[str]:
     return out
 
 
+def topo_parse(t) -> tuple[int, int]:
+    """A topology key -> (vCPUs, queue pairs). Keys: N (int or "N") = N
+    vCPUs and N pairs; "C:P" = C vCPUs, a NIC with P pairs."""
+    c, sep, p = str(t).partition(":")
+    cpus, pairs = int(c), int(p if sep else c)
+    if cpus < 1 or pairs < 1:
+        raise VmTestError(f"topology {t!r}: need at least one vCPU and one queue pair")
+    return cpus, pairs
+
+
+def topo_key(spec: str):
+    """--topology item -> the key stored in results: int N when vCPUs =
+    pairs (as results always had), else "C:P"."""
+    try:
+        cpus, pairs = topo_parse(spec.strip())
+    except ValueError:
+        raise VmTestError(f"topology {spec!r}: N or VCPUS:PAIRS (e.g. 4 or 4:2)") from None
+    return cpus if cpus == pairs else f"{cpus}:{pairs}"
+
+
 def iperf_split(w: Workload, ncpu: int) -> list[tuple[int, int]]:
     """(cpu, flows) per iperf3 client process: one pinned process per vCPU
     (iperf3 3.12 is single-threaded and XPS picks the TX queue by CPU)."""
@@ -672,7 +692,11 @@ def run_workload(ctx: BootCtx, w: Workload, seconds: int) -> dict:
                            "vcpus": {str(c): {k: v for k, v in kv.items() if v}
                                      for c, kv in d.vcpus.items()},
                            "elapsed_ns": d.elapsed_ns}
-    rec["metrics"] = metrics(rec, w, ctx.pairs, ctx.model)
+    if ctx.info.get("virtio_dev"):
+        rec["virtio_dev"] = ctx.info["virtio_dev"]
+    if ctx.info.get("plan"):
+        rec["plan"] = ctx.info["plan"]
+    rec["metrics"] = metrics(rec, w, ctx.pairs, ctx.model, ctx.ncpu)
     return rec
 
 
@@ -705,13 +729,65 @@ def _div(a, b):
     return a / b if (a is not None and b) else None
 
 
-def metrics(rec: dict, w: Workload, pairs: int, model: str) -> dict:
+MAX_CPU_METRICS = 8     # dev_irqs_cpuN_per_unit for N below this
+
+
+def queue_vectors(irq: dict, vdev: str | None) -> dict[str, list[int]]:
+    """'input.N'/'output.N' -> per-CPU counts of the NIC's queue vectors
+    (names from /proc/interrupts: <virtio dev>-input.N). Without the
+    device name: every virtioX- queue vector."""
+    out = {}
+    for name, counts in irq.items():
+        dev, sep, q = name.rpartition("-")
+        if not sep or not (q.startswith("input.") or q.startswith("output.")):
+            continue
+        if (vdev and dev == vdev) or (not vdev and dev.startswith("virtio")):
+            out[q] = counts
+    return out
+
+
+def plan_share(vecs: dict[str, list[int]], plan: dict | None,
+               min_irqs: int = 10) -> tuple[float | None, float | None]:
+    """(% of the queue vectors' interrupts on their planned CPU, the worst
+    single vector's %, over vectors with at least min_irqs interrupts);
+    plan: {pair as str: irq cpu}. (None, None) without a plan."""
+    if not plan:
+        return None, None
+    on = total = 0
+    worst = None
+    for q, counts in vecs.items():
+        cpu = plan.get(q.partition(".")[2])
+        n = sum(counts)
+        if cpu is None or not n:
+            continue
+        here = counts[cpu] if cpu < len(counts) else 0
+        on += here
+        total += n
+        if n >= min_irqs:
+            share = 100.0 * here / n
+            worst = share if worst is None else min(worst, share)
+    return (100.0 * on / total if total else None), worst
+
+
+def parse_plan(text: str | None) -> dict[str, int] | None:
+    """Our driver's /sys/class/net/<dev>/virtio_net/affinity -> {pair: irq cpu}."""
+    if not text:
+        return None
+    plan = {}
+    for line in text.splitlines():
+        m = re.match(r"pair (\d+) irq (\d+) xps \S+$", line.strip())
+        if m:
+            plan[m.group(1)] = int(m.group(2))
+    return plan or None
+
+
+def metrics(rec: dict, w: Workload, pairs: int, model: str, ncpu: int | None = None) -> dict:
     """Flat derived metrics of one run record (None where not measurable).
 
     Host-window counts (kicks, device interrupts, timer arms, cost) are
     divided by host-window units, guest-window counts (timer interrupts,
-    IPIs) by guest-window units. U = transaction (rr) or packet (streams:
-    guest rx + tx)."""
+    IPIs, per-CPU device interrupts) by guest-window units. U =
+    transaction (rr) or packet (streams: guest rx + tx)."""
     m: dict = {}
     win = rec["window"]
     hw = win["host"]
@@ -763,6 +839,13 @@ def metrics(rec: dict, w: Workload, pairs: int, model: str) -> dict:
     m["timer_irqs"] = _sum_row(irq, "LOC")
     m["ipis"] = _sum_row(irq, "RES", "CAL")
     m["guest_dev_irqs"] = sum(sum(v) for k, v in irq.items() if k.startswith("virtio"))
+    # the NIC's queue vectors: interrupts per CPU, and (ours) on the planned CPU
+    vecs = queue_vectors(irq, rec.get("virtio_dev"))
+    ncols = max((len(v) for v in vecs.values()), default=0)
+    per_cpu = [sum(v[i] for v in vecs.values() if i < len(v)) for i in range(ncols)]
+    for i in range(min(ncpu or ncols, MAX_CPU_METRICS)):
+        m[f"dev_irqs_cpu{i}_per_unit"] = _div(per_cpu[i] if i < ncols else 0, u_guest)
+    m["irq_on_plan_pct"], m["irq_on_plan_min_pct"] = plan_share(vecs, rec.get("plan"))
     ec = rec.get("exitcost")
     m["timer_arms"] = ec["kinds"].get("timer_arm") if ec else None
     per = {"kicks": (m["kicks"], u_host), "irqs": (m["irqs"], u_host),
@@ -795,15 +878,40 @@ def metrics(rec: dict, w: Workload, pairs: int, model: str) -> dict:
 
 # --- one boot ---------------------------------------------------------------------------------
 def guest_info(g, ifname: str) -> dict:
+    """ethtool -i, kernel, the NIC's virtio device, our driver's plan (if
+    any) and the affinity of each queue vector after boot."""
     r = g.run(f"ethtool -i {ifname}; echo @@; uname -r; echo @@; "
               f"cat /sys/class/net/{ifname}/queues/tx-0/xps_cpus 2>/dev/null; "
-              f"ethtool -l {ifname} | tail -n 4", timeout=30, quiet=True)
+              f"ethtool -l {ifname} | tail -n 4; echo @@; "
+              f"d=$(basename $(readlink /sys/class/net/{ifname}/device)); echo $d; echo @@; "
+              f"cat /sys/class/net/{ifname}/virtio_net/affinity 2>/dev/null; echo @@; "
+              f"grep -E \" $d-(input|output)\\.[0-9]+$\" /proc/interrupts | "
+              f"while read n rest; do n=${{n%:}}; "
+              f"echo \"${{rest##* }} $(cat /proc/irq/$n/smp_affinity_list) "
+              f"$(cat /proc/irq/$n/effective_affinity_list)\"; done",
+              timeout=30, quiet=True)
+    parts = r.out.split("@@")
     info = {}
-    for line in r.out.split("@@")[0].splitlines():
+    for line in parts[0].splitlines():
         k, sep, v = line.partition(":")
         if sep:
             info[k.strip()] = v.strip()
-    info["uname"] = r.out.split("@@")[1].strip() if "@@" in r.out else ""
+    info["uname"] = parts[1].strip() if len(parts) > 1 else ""
+    if len(parts) > 5:
+        info["virtio_dev"] = parts[3].strip()
+        plan = parse_plan(parts[4])
+        if plan:
+            info["plan"] = plan
+        # affinity and effective affinity of each queue vector right after
+        # boot; on x86 a vector's move takes effect (and shows in
+        # effective_affinity_list) when it next fires, so the effective
+        # CPU here may still be the one before the driver's placement
+        aff = {}
+        for line in parts[5].splitlines():
+            f = line.split()
+            if len(f) == 3:
+                aff[f[0].rpartition("-")[2]] = {"affinity": f[1], "effective": f[2]}
+        info["irq_affinity_at_boot"] = aff
     return info
 
 

@@ -34,14 +34,20 @@ METRICS = {
     "timer_arms_per_unit": ("timer arms / U", ".3f", "all"),
     "timer_irqs_per_unit": ("timer irqs (LOC) / U", ".3f", "all"),
     "ipis_per_unit": ("IPIs (RES+CAL) / U", ".3f", "all"),
+    "irq_on_plan_pct": ("irq on planned CPU %", ".1f", "all"),
+    "irq_on_plan_min_pct": ("worst vector on plan %", ".1f", "all"),
     "exits_per_unit": ("EXITS / U", ".3f", "all"),
     "cost_us_per_unit": ("cost us / U", ".2f", "all"),
     "qemu_cpu_s": ("QEMU host CPU s", ".1f", "all"),
     "host_foreign_cpu": ("foreign host load CPUs", ".2f", "all"),
 }
+# the NIC's queue interrupts taken by each vCPU, per unit
+for _i in range(8):
+    METRICS[f"dev_irqs_cpu{_i}_per_unit"] = (f"queue irqs CPU {_i} / U", ".3f", "all")
+CPU_METRICS = tuple(k for k in METRICS if k.startswith("dev_irqs_cpu"))
 # the short table on stdout
 KEY_METRICS = ("tps", "mbps", "perf_per_qemu_cpu", "p99_us", "kicks_per_txpkt", "irqs_per_pkt",
-               "exits_per_unit", "cost_us_per_unit")
+               "ipis_per_unit", "irq_on_plan_pct", "exits_per_unit", "cost_us_per_unit")
 # what --check-repro compares
 REPRO_METRICS = ("tps", "mbps", "perf_per_qemu_cpu", "p50_us", "p99_us", "kicks_per_txpkt",
                  "irqs_per_pkt", "exits_per_unit", "cost_us_per_unit")
@@ -205,7 +211,14 @@ def model_line(results: dict, model: str) -> str:
 
 
 def topo_label(t) -> str:
-    return f"{t} queue pairs / {t} vCPUs"
+    c, sep, p = str(t).partition(":")
+    p = p if sep else c
+    return f"{p} queue pair{'s' if p != '1' else ''} / {c} vCPU{'s' if c != '1' else ''}"
+
+
+def topo_short(t) -> str:
+    c, sep, p = str(t).partition(":")
+    return f"{p if sep else c}q/{c}cpu"
 
 
 def table(results: dict, summary: dict | None = None, metrics=KEY_METRICS) -> str:
@@ -259,7 +272,7 @@ def noise_report(results: dict, summary: dict | None = None, limit: float = NOIS
                       "cost_us_per_unit", "kicks_per_txpkt", "irqs_per_pkt"):
                 d = ent[drv].get(m)
                 if d and d["rel_spread"] > limit:
-                    rows.append(f"  {topo}q {model:<9} {wl:<10} {drv:<5} {METRICS[m][0]:<22} "
+                    rows.append(f"  {topo_short(topo)} {model:<9} {wl:<10} {drv:<5} {METRICS[m][0]:<22} "
                                 f"spread {d['rel_spread'] * 100:5.1f}%  IQR {d['rel_iqr'] * 100:5.1f}%"
                                 f"  n={d['n']}")
     if not rows:
@@ -294,7 +307,7 @@ def markdown(results: dict, summary: dict | None = None, model: str | None = Non
         p99 = "-"
         if ent["kind"] == "rr":
             p99 = f"{med('stock', 'p99_us', '.0f')} / {med('ours', 'p99_us', '.0f')}"
-        out.append(f"| {topo}q/{topo}cpu | {wl} | {med('stock', pm, '.0f')}{unit} | "
+        out.append(f"| {topo_short(topo)} | {wl} | {med('stock', pm, '.0f')}{unit} | "
                    f"{med('ours', pm, '.0f')}{unit} | {rat(pm)} | {med('stock', 'exits_per_unit', '.2f')} | "
                    f"{med('ours', 'exits_per_unit', '.2f')} | {rat('exits_per_unit')} | "
                    f"{med('stock', 'cost_us_per_unit', '.1f')} | {med('ours', 'cost_us_per_unit', '.1f')} | "
@@ -324,13 +337,38 @@ def exits_breakdown(results: dict, summary: dict | None = None) -> str:
     for (topo, model, wl), ent in summary.items():
         if (topo, model) != cur:
             cur = (topo, model)
-            lines.append(f"-- {topo}q, model {model}")
+            lines.append(f"-- {topo_short(topo)}, model {model}")
         cols = []
         for p in parts:
             s, o = ent["stock"].get(p), ent["ours"].get(p)
             f = ".1f" if p == "cost_us_per_unit" else ".2f"
             cols.append(f"{fmt(s and s['median'], f)}->{fmt(o and o['median'], f)}")
         lines.append(f"  {wl:<10} /{ent['unit']:<3} " + "  ".join(cols))
+    return "\n".join(lines)
+
+
+def irq_cpu_breakdown(results: dict, summary: dict | None = None) -> str:
+    """Per workload: median queue interrupts per unit on each vCPU, stock
+    and ours, and (ours) the share on the planned CPU."""
+    summary = summary if summary is not None else summarize(results)
+    lines = ["NIC queue interrupts per unit on each vCPU (medians), stock | ours; "
+             "ours: % on the planned CPU (all vectors, worst vector)"]
+    cur = None
+    for (topo, model, wl), ent in summary.items():
+        if (topo, model) != cur:
+            cur = (topo, model)
+            lines.append(f"-- {topo_short(topo)}, model {model}")
+
+        def row(drv):
+            vals = [ent[drv].get(m) for m in CPU_METRICS]
+            while vals and vals[-1] is None:
+                vals.pop()
+            return " ".join(fmt(v and v["median"], ".3f") for v in vals) or "-"
+
+        on, worst = ent["ours"].get("irq_on_plan_pct"), ent["ours"].get("irq_on_plan_min_pct")
+        lines.append(f"  {wl:<10} /{ent['unit']:<3} {row('stock')} | {row('ours')}"
+                     f"  on plan {fmt(on and on['median'], '.1f')}% "
+                     f"(worst {fmt(worst and worst['min'], '.1f')}%)")
     return "\n".join(lines)
 
 
@@ -417,7 +455,7 @@ def svg_chart(results: dict, model: str, summary: dict | None = None) -> str:
         else:
             o.append(f'<line x1="0" x2="{width}" y1="{y}" y2="{y}" stroke="#ddd"/>')
         o.append(f'<text x="6" y="{y + 20}" font-weight="bold">{_esc(wl)}</text>')
-        o.append(f'<text x="6" y="{y + 34}" fill="#555">{topo}q/{topo}cpu per {ent["unit"]}</text>')
+        o.append(f'<text x="6" y="{y + 34}" fill="#555">{topo_short(topo)} per {ent["unit"]}</text>')
         for ci, (key, _) in enumerate(cols):
             m = key if key != "perf" else ("tps" if ent["kind"] == "rr" else "mbps")
             x0 = label_w + ci * cell_w + 4

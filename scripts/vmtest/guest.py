@@ -16,6 +16,7 @@ own network namespace; host side 10.77.<i>.1/24, guest 10.77.<i>.2/24.
 from __future__ import annotations
 
 import atexit
+import base64
 import itertools
 import os
 import re
@@ -419,6 +420,17 @@ class Guest:
     def run_ok(self, cmd: str, timeout: float = 60.0) -> str:
         """Run and require rc 0; returns stdout."""
         return self.run(cmd, timeout, check=True).out
+
+    def put_file(self, data: bytes, path: str, mode: int = 0o644) -> None:
+        """Write data to path in the guest through the agent (base64 in
+        chunks; the serial line moves ~40 KB/s, so keep it small)."""
+        b64 = base64.b64encode(data).decode()
+        step = 12000
+        self.run_ok(f": >{path}.b64", timeout=10)
+        for i in range(0, len(b64), step):
+            self.run_ok(f"printf %s '{b64[i:i + step]}' >>{path}.b64", timeout=30)
+        self.run_ok(f"base64 -d {path}.b64 >{path} && rm {path}.b64 && chmod {mode:o} {path}",
+                    timeout=30)
 
     def run_bg(self, cmd: str) -> GuestBg:
         """Start cmd in the background in the guest; see agent.GuestBg."""

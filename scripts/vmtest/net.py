@@ -336,3 +336,74 @@ def sockperf_pingpong(g: Guest, seconds: int = 3, nic: int = 0, tcp: bool = Fals
     for pm in SOCKPERF_PCT.finditer(r.out):
         res[f"p{float(pm.group(1)):g}_us"] = float(pm.group(2))
     return res
+
+
+# --- link-layer helpers ---------------------------------------------------------------
+def ethtool_stat_names(g: Guest, nic: int = 0) -> list[str]:
+    """The counter names of `ethtool -S`, in order."""
+    out = g.run_ok(f"ethtool -S {ifname(g, nic)}")
+    return [m.group(1) for m in re.finditer(r"^\s+(\S+): \d+$", out, re.M)]
+
+
+def ethtool_stats(g: Guest, nic: int = 0) -> dict[str, int]:
+    out = g.run_ok(f"ethtool -S {ifname(g, nic)}")
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+(\S+): (\d+)$", out, re.M)}
+
+
+def link_settings(g: Guest, nic: int = 0) -> dict[str, str]:
+    """`ethtool IFACE` fields (Speed, Duplex, Link detected...)."""
+    out = g.run_ok(f"ethtool {ifname(g, nic)}")
+    return {k.strip(): v.strip() for k, _, v in (ln.partition(":") for ln in out.splitlines()[1:])
+            if v.strip()}
+
+
+def sysfs_stats(g: Guest, nic: int = 0, names=("rx_packets", "rx_bytes")) -> dict[str, int]:
+    d = f"/sys/class/net/{ifname(g, nic)}/statistics"
+    out = g.run_ok(" ".join(f"cat {d}/{n};" for n in names))
+    return dict(zip(names, map(int, out.split())))
+
+
+# Counts gratuitous ARPs (request or reply whose sender and target IP are
+# both IP, sent from MAC) seen on IFACE for SECONDS; prints "ready" once the
+# socket listens and the count at the end. Runs in the guest's namespace.
+_GARP_COUNTER = r"""
+import socket, sys, time
+iface, mac, ip, secs = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+mac = bytes.fromhex(mac.replace(":", ""))
+ip = socket.inet_aton(ip)
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0806))
+s.bind((iface, 0))
+s.settimeout(0.1)
+print("ready", flush=True)
+end = time.monotonic() + secs
+n = 0
+while time.monotonic() < end:
+    try:
+        p = s.recv(2048)
+    except socket.timeout:
+        continue
+    if len(p) >= 42 and p[22:28] == mac and p[28:32] == ip and p[38:42] == ip:
+        n += 1
+print("garps", n, flush=True)
+"""
+
+
+def start_garp_counter(g: Guest, nic: int = 0, seconds: float = 5.0):
+    """Start counting the guest's gratuitous ARPs on the tap of NIC nic;
+    returns a function that waits for the end and returns the count."""
+    n = g.nics[nic]
+    p = g.host_bg(["python3", "-c", _GARP_COUNTER, n.tap, n.mac, n.guest_ip, str(seconds)],
+                  name="garp-counter")
+    deadline = time.monotonic() + 10
+    while "ready" not in p.output():
+        if not p.alive() or time.monotonic() > deadline:
+            raise VmTestError(f"ARP counter did not start: {p.output()}")
+        time.sleep(0.05)
+
+    def finish() -> int:
+        p.wait(seconds + 10)
+        m = re.search(r"^garps (\d+)", p.output(), re.M)
+        if not m:
+            raise VmTestError(f"ARP counter failed: {p.output()}")
+        return int(m.group(1))
+    return finish
