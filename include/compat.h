@@ -18,6 +18,8 @@
 #include <linux/slab.h>
 #include <linux/virtio.h>
 #include <linux/virtio_config.h>
+#include <linux/filter.h>
+#include <net/xdp.h>
 
 /* Device reset: virtio_reset_device() appeared in 5.16. */
 static inline void vnet_reset_device(struct virtio_device *vdev)
@@ -243,6 +245,143 @@ static inline void vnet_extack_msg(struct netlink_ext_ack *extack,
 #define VNET_STATS_NEW_NAMES	1
 #else
 #define VNET_STATS_NEW_NAMES	0
+#endif
+
+/*
+ * RSS through ethtool.  6.8 moved the indirection table, key and hash
+ * function of get_rxfh/set_rxfh into struct ethtool_rxfh_param (and gave
+ * set_rxfh an extack); VNET_*_RXFH_ARGS are the parameter lists, the
+ * VNET_RXFH_* names what the function body reads.  Per-flow hash fields
+ * moved from get_rxnfc/set_rxnfc to their own callbacks in 6.16, the RX
+ * ring count to get_rx_ring_count in 6.18: VNET_OPS_* add those members
+ * to an ethtool_ops initializer where the kernel has them.
+ */
+#ifdef VNET_HAVE_RXFH_PARAM
+#define VNET_GET_RXFH_ARGS						\
+	struct net_device *dev, struct ethtool_rxfh_param *rxfh
+#define VNET_SET_RXFH_ARGS						\
+	struct net_device *dev, struct ethtool_rxfh_param *rxfh,	\
+	struct netlink_ext_ack *extack
+#define VNET_RXFH_INDIR		(rxfh->indir)
+#define VNET_RXFH_KEY		(rxfh->key)
+#define VNET_RXFH_HFUNC_OUT	(&rxfh->hfunc)
+#define VNET_RXFH_HFUNC_IN	(rxfh->hfunc)
+#define VNET_RXFH_CONTEXT	(rxfh->rss_context)
+#define VNET_RXFH_EXTACK	extack
+#else
+#define VNET_GET_RXFH_ARGS						\
+	struct net_device *dev, u32 *rxfh_indir, u8 *rxfh_key,		\
+	u8 *rxfh_hfunc
+#define VNET_SET_RXFH_ARGS						\
+	struct net_device *dev, const u32 *rxfh_indir,			\
+	const u8 *rxfh_key, const u8 rxfh_hfunc
+#define VNET_RXFH_INDIR		rxfh_indir
+#define VNET_RXFH_KEY		rxfh_key
+#define VNET_RXFH_HFUNC_OUT	rxfh_hfunc
+#define VNET_RXFH_HFUNC_IN	rxfh_hfunc
+#define VNET_RXFH_CONTEXT	0
+#define VNET_RXFH_EXTACK	NULL
+#endif
+
+#ifdef VNET_HAVE_RXFH_FIELDS
+#define VNET_OPS_RXFH_FIELDS(get, set)	.get_rxfh_fields = get,		\
+					.set_rxfh_fields = set,
+#else
+#define VNET_OPS_RXFH_FIELDS(get, set)
+#endif
+
+#ifdef VNET_HAVE_RX_RING_COUNT
+#define VNET_OPS_RX_RING_COUNT(fn)	.get_rx_ring_count = fn,
+#else
+#define VNET_OPS_RX_RING_COUNT(fn)
+#endif
+
+/*
+ * UDP segmentation offload: the kernel's virtio-net header helpers learnt
+ * VIRTIO_NET_HDR_GSO_UDP_L4 in 6.2.  Elsewhere the USO features are not
+ * accepted from the device.
+ */
+#ifdef VNET_HAVE_VIRTIO_NET_USO
+#define VNET_CAN_USO	1
+#else
+#define VNET_CAN_USO	0
+#endif
+
+/* XDP buffers: xdp_init_buff()/xdp_prepare_buff() appeared in 5.12. */
+static inline void vnet_xdp_buff_init(struct xdp_buff *xdp, void *hard_start,
+				      unsigned int headroom, unsigned int len,
+				      unsigned int frame_sz,
+				      struct xdp_rxq_info *rxq)
+{
+#ifdef VNET_HAVE_XDP_INIT_BUFF
+	xdp_init_buff(xdp, frame_sz, rxq);
+	xdp_prepare_buff(xdp, hard_start, headroom, len, true);
+#else
+	xdp->data_hard_start = hard_start;
+	xdp->data = hard_start + headroom;
+	xdp->data_end = xdp->data + len;
+	xdp->data_meta = xdp->data;
+	xdp->frame_sz = frame_sz;
+	xdp->rxq = rxq;
+#endif
+}
+
+/*
+ * Frames ndo_xdp_xmit() did not send: up to 5.12 the driver frees them,
+ * from 5.13 the caller does.  No declaration changed with it; the 5.12
+ * xdp_init_buff() tells the kernels we support apart.
+ */
+#ifdef VNET_HAVE_XDP_INIT_BUFF
+#define VNET_XDP_XMIT_FREES_UNSENT	0
+#else
+#define VNET_XDP_XMIT_FREES_UNSENT	1
+#endif
+
+/* xdp_rxq_info_reg() takes the NAPI id since 5.11. */
+static inline int vnet_xdp_rxq_reg(struct xdp_rxq_info *rxq,
+				   struct net_device *dev, u32 index,
+				   unsigned int napi_id)
+{
+#ifdef VNET_HAVE_XDP_RXQ_NAPI_ID
+	return xdp_rxq_info_reg(rxq, dev, index, napi_id);
+#else
+	return xdp_rxq_info_reg(rxq, dev, index);
+#endif
+}
+
+/* bpf_warn_invalid_xdp_action() names the device and program since 5.17. */
+static inline void vnet_xdp_warn_action(struct net_device *dev,
+					struct bpf_prog *prog, u32 act)
+{
+#ifdef VNET_HAVE_XDP_WARN_DEV
+	bpf_warn_invalid_xdp_action(dev, prog, act);
+#else
+	bpf_warn_invalid_xdp_action(act);
+#endif
+}
+
+/* What the netdev netlink family reports of XDP (6.3); before register. */
+static inline void vnet_xdp_features(struct net_device *dev)
+{
+#ifdef VNET_HAVE_XDP_FEATURES
+	dev->xdp_features = NETDEV_XDP_ACT_BASIC | NETDEV_XDP_ACT_REDIRECT |
+			    NETDEV_XDP_ACT_NDO_XMIT;
+#endif
+}
+
+/* Multi-buffer XDP frames (5.18): ours sends single buffers only. */
+static inline bool vnet_xdp_frame_frags(const struct xdp_frame *f)
+{
+#ifdef VNET_HAVE_XDP_FRAME_FRAGS
+	return xdp_frame_has_frags((struct xdp_frame *)f);
+#else
+	return false;
+#endif
+}
+
+/* Per-RX-queue sysfs attributes moved to <net/netdev_rx_queue.h> (6.6). */
+#ifdef VNET_HAVE_NETDEV_RX_QUEUE_H
+#include <net/netdev_rx_queue.h>
 #endif
 
 #endif /* VNET_COMPAT_H */

@@ -15,6 +15,9 @@
 /* Feature bits newer than some supported kernels' headers (virtio 1.3). */
 #define VNET_F_VQ_NOTF_COAL	52	/* per-virtqueue notification coalescing */
 #define VNET_F_NOTF_COAL	53	/* notification coalescing */
+#define VNET_F_GUEST_USO4	54	/* the guest takes UDP segmentation, IPv4 */
+#define VNET_F_GUEST_USO6	55	/* ... and IPv6 */
+#define VNET_F_HOST_USO		56	/* the device segments UDP (USO) */
 
 struct vnet_netdev_features {
 	netdev_features_t features;	/* enabled at probe */

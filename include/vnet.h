@@ -21,7 +21,9 @@
 #include <linux/workqueue.h>
 #include <linux/scatterlist.h>
 #include <linux/if_vlan.h>
+#include <net/xdp.h>
 
+#include "compat.h"
 #include "qp_timer.h"
 #include "rx_buf.h"
 #include "kick_policy.h"
@@ -29,8 +31,15 @@
 #include "rx_moderation.h"
 #include "coal.h"
 #include "dev_coal.h"
+#include "rss.h"
+#include "xdp_plan.h"
 
 #define VNET_DRV_NAME		"virtio_net"
+
+/* Room before a small receive buffer's header (skb headroom). */
+#define VNET_RX_PAD		(NET_IP_ALIGN + NET_SKB_PAD)
+/* Room after an XDP buffer for the skb_shared_info of build_skb(). */
+#define VNET_XDP_TAILROOM	SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
 
 /* Descriptors one skb may need when indirect descriptors are not used. */
 #define VNET_TX_DESC_MAX	(MAX_SKB_FRAGS + 2)
@@ -96,6 +105,7 @@ struct vnet_irq_stats {
 
 struct vnet;
 struct vnet_qp;
+struct failover;
 
 struct vnet_rq {
 	struct virtqueue *vq;
@@ -116,6 +126,10 @@ struct vnet_rq {
 	struct vnet_rx_mod_state mod;
 	struct vnet_rq_stats stats;
 	struct vnet_irq_stats irq;
+
+	/* XDP (xdp.c): registration, and what a poll left to finish. */
+	struct xdp_rxq_info xdp_rxq;
+	u8 xdp_pending;
 
 	struct scatterlist sg[MAX_SKB_FRAGS + 2];
 	char name[16];
@@ -167,6 +181,21 @@ struct vnet_qp {
 
 #define VNET_LINK_UNKNOWN	0xffff
 
+/*
+ * A received virtio-net header, of any negotiated length: the largest
+ * form carries the hash report (VIRTIO_NET_F_HASH_REPORT), laid out as
+ * struct virtio_net_hdr_v1_hash (whose field names differ by kernel).
+ */
+union vnet_rx_hdr {
+	struct virtio_net_hdr_mrg_rxbuf mrg;
+	struct {
+		struct virtio_net_hdr_mrg_rxbuf mrg;
+		__le32 value;
+		__le16 report;
+		__le16 padding;
+	} hash;
+};
+
 /* RX buffer layout chosen at probe from the negotiated features. */
 enum vnet_rx_mode {
 	VNET_RX_SMALL,		/* one buffer per frame, at most 1518 bytes */
@@ -212,6 +241,23 @@ struct vnet {
 	bool dev_coal;
 	/* The device may coalesce received frames (any GUEST_TSO/UFO). */
 	bool guest_gso;
+
+	/* RSS and hash report state (rss.c), NULL without either. */
+	struct vnet_rss *rss;
+	/* Receive headers carry a hash report. */
+	bool hash_report;
+	/* The net_failover master we are the standby of (failover.c). */
+	struct failover *failover;
+
+	/*
+	 * XDP (xdp.c), changed under RTNL: the program, the pairs enabled
+	 * for XDP transmission only (the last xdp_pairs of curr_pairs), the
+	 * headroom receive buffers get, the guest offloads to restore.
+	 */
+	struct bpf_prog __rcu *xdp_prog;
+	u16 xdp_pairs;
+	unsigned int xdp_headroom;
+	u64 xdp_saved_offloads;
 
 	/* Guest offloads negotiated, and the subset currently enabled. */
 	u64 offloads_capable;
@@ -328,6 +374,10 @@ void vnet_rx_free_pages(struct vnet_rq *rq);
 void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq);
 void vnet_rx_schedule_refill(struct vnet *vi);
 void vnet_rx_set_coal(struct vnet_rq *rq, const struct vnet_rx_coal *c);
+unsigned int vnet_rx_mrg_len(struct vnet_rq *rq);
+void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
+		 unsigned int val);
+void vnet_rx_drain(struct vnet_rq *rq, unsigned int n);
 
 /* tx.c */
 netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev);
@@ -361,6 +411,8 @@ int vnet_ctrl_vlan(struct vnet *vi, u16 vid, bool add);
 int vnet_ctrl_set_offloads(struct vnet *vi, u64 offloads);
 int vnet_ctrl_announce_ack(struct vnet *vi);
 int vnet_ctrl_dev_coal(struct vnet *vi, unsigned int first, unsigned int last);
+int vnet_ctrl_cmd(struct vnet *vi, u8 class, u8 cmd, void *buf,
+		  unsigned int len);
 
 /* netdev.c */
 extern const struct net_device_ops vnet_netdev_ops;
@@ -383,6 +435,70 @@ void vnet_sysfs_register(struct net_device *dev);
 
 /* ethtool.c */
 extern const struct ethtool_ops vnet_ethtool_ops;
+
+/* xdp.c */
+void vnet_xdp_probe(struct vnet *vi);
+bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
+		 u64 *bytes);
+void vnet_xdp_rx_end(struct vnet_rq *rq);
+bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr);
+bool vnet_xdp_attached(const struct vnet *vi);
+int vnet_bpf(struct net_device *dev, struct netdev_bpf *bpf);
+int vnet_xdp_xmit(struct net_device *dev, int n, struct xdp_frame **frames,
+		  u32 flags);
+
+/* failover.c */
+int vnet_failover_probe(struct vnet *vi);
+void vnet_failover_remove(struct vnet *vi);
+int vnet_get_phys_port_name(struct net_device *dev, char *buf, size_t len);
+
+/* rss.c */
+int vnet_rss_probe(struct vnet *vi);
+void vnet_rss_free(struct vnet *vi);
+bool vnet_rss_steers(const struct vnet *vi);
+int vnet_rss_apply(struct vnet *vi);
+void vnet_rss_settle(struct vnet *vi);
+void vnet_rss_refilled(struct vnet *vi, struct vnet_rq *rq);
+void vnet_rss_stop(struct vnet *vi);
+int vnet_rss_set_pairs(struct vnet *vi, u16 pairs);
+int vnet_rss_set_features(struct vnet *vi, netdev_features_t features);
+u32 vnet_get_rxfh_key_size(struct net_device *dev);
+u32 vnet_get_rxfh_indir_size(struct net_device *dev);
+/* Their parameters differ between kernels: typed after the ops members. */
+extern typeof(*((const struct ethtool_ops *)NULL)->get_rxfh) vnet_get_rxfh;
+extern typeof(*((const struct ethtool_ops *)NULL)->set_rxfh) vnet_set_rxfh;
+u32 vnet_get_rx_ring_count(struct net_device *dev);
+int vnet_get_rxnfc(struct net_device *dev, struct ethtool_rxnfc *info,
+		   u32 *rule_locs);
+int vnet_set_rxnfc(struct net_device *dev, struct ethtool_rxnfc *info);
+#ifdef VNET_HAVE_RXFH_FIELDS
+int vnet_get_rxfh_fields(struct net_device *dev,
+			 struct ethtool_rxfh_fields *f);
+int vnet_set_rxfh_fields(struct net_device *dev,
+			 const struct ethtool_rxfh_fields *f,
+			 struct netlink_ext_ack *extack);
+#endif
+
+/* The RSS members of vnet_ethtool_ops. */
+#define VNET_RSS_ETHTOOL_OPS						\
+	.get_rxfh_key_size	= vnet_get_rxfh_key_size,		\
+	.get_rxfh_indir_size	= vnet_get_rxfh_indir_size,		\
+	.get_rxfh		= vnet_get_rxfh,			\
+	.set_rxfh		= vnet_set_rxfh,			\
+	.get_rxnfc		= vnet_get_rxnfc,			\
+	.set_rxnfc		= vnet_set_rxnfc,			\
+	VNET_OPS_RXFH_FIELDS(vnet_get_rxfh_fields, vnet_set_rxfh_fields) \
+	VNET_OPS_RX_RING_COUNT(vnet_get_rx_ring_count)
+
+/* skb->hash from the device's report, when the rxhash feature is on. */
+static inline void vnet_rx_set_hash(const struct vnet *vi, struct sk_buff *skb,
+				    const union vnet_rx_hdr *hdr)
+{
+	BUILD_BUG_ON(sizeof(*hdr) != sizeof(struct virtio_net_hdr_v1_hash));
+	if (vi->hash_report && (vi->dev->features & NETIF_F_RXHASH))
+		skb_set_hash(skb, le32_to_cpu(hdr->hash.value),
+			     vnet_rss_report_level(le16_to_cpu(hdr->hash.report)));
+}
 
 /* stats.c */
 unsigned int vnet_stats_count(const struct vnet *vi);

@@ -24,13 +24,14 @@ static void feat_consistent_offer_is_kept(struct kunit *test)
 static void feat_no_cvq_drops_cvq_features(struct kunit *test)
 {
 	u64 offer = (QEMU_DEFAULT & ~B(CTRL_VQ)) | VNET_BIT(VNET_F_NOTF_COAL) |
-		    VNET_BIT(VNET_F_VQ_NOTF_COAL);
+		    VNET_BIT(VNET_F_VQ_NOTF_COAL) | B(RSS) | B(HASH_REPORT);
 	u64 drop = vnet_unusable_features(offer);
 
 	KUNIT_EXPECT_EQ(test, drop, B(CTRL_RX) | B(CTRL_VLAN) |
 			B(GUEST_ANNOUNCE) | B(MQ) | B(CTRL_MAC_ADDR) |
 			B(CTRL_GUEST_OFFLOADS) | VNET_BIT(VNET_F_NOTF_COAL) |
-			VNET_BIT(VNET_F_VQ_NOTF_COAL));
+			VNET_BIT(VNET_F_VQ_NOTF_COAL) | B(RSS) |
+			B(HASH_REPORT));
 }
 
 static void feat_no_guest_csum_drops_guest_gso(struct kunit *test)
@@ -118,6 +119,49 @@ static void feat_guest_offloads(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_guest_offloads_for(0, cap), B(GUEST_CSUM));
 }
 
+#define USO_ALL		(VNET_BIT(VNET_F_HOST_USO) | VNET_BIT(VNET_F_GUEST_USO4) | \
+			 VNET_BIT(VNET_F_GUEST_USO6))
+
+/* USO: segmentation offload both ways, part of hardware GRO on receive. */
+static void feat_uso(struct kunit *test)
+{
+	struct vnet_netdev_features nf;
+	u64 cap = vnet_guest_offloads_capable(QEMU_DEFAULT | USO_ALL);
+
+	KUNIT_EXPECT_EQ(test, vnet_unusable_features(QEMU_DEFAULT | USO_ALL), 0ULL);
+	vnet_pick_netdev_features(QEMU_DEFAULT | USO_ALL, true, true, &nf);
+	KUNIT_EXPECT_TRUE(test, nf.features & NETIF_F_GSO_UDP_L4);
+	KUNIT_EXPECT_TRUE(test, nf.hw_features & NETIF_F_GSO_UDP_L4);
+	vnet_pick_netdev_features(QEMU_DEFAULT | USO_ALL, true, false, &nf);
+	KUNIT_EXPECT_FALSE(test, nf.features & NETIF_F_GSO_UDP_L4);
+	KUNIT_EXPECT_TRUE(test, nf.hw_features & NETIF_F_GSO_UDP_L4);
+	vnet_pick_netdev_features(QEMU_DEFAULT, true, true, &nf);
+	KUNIT_EXPECT_FALSE(test, (nf.features | nf.hw_features) &
+			   NETIF_F_GSO_UDP_L4);
+
+	/* receive: USO alone makes hardware GRO, switched with the rest */
+	vnet_pick_netdev_features(B(CSUM) | B(GUEST_CSUM) | B(CTRL_VQ) |
+				  B(CTRL_GUEST_OFFLOADS) |
+				  VNET_BIT(VNET_F_GUEST_USO4), true, true, &nf);
+	KUNIT_EXPECT_TRUE(test, nf.features & NETIF_F_GRO_HW);
+	KUNIT_EXPECT_EQ(test, cap & (VNET_BIT(VNET_F_GUEST_USO4) |
+				     VNET_BIT(VNET_F_GUEST_USO6)),
+			VNET_BIT(VNET_F_GUEST_USO4) | VNET_BIT(VNET_F_GUEST_USO6));
+	KUNIT_EXPECT_EQ(test, vnet_guest_offloads_for(0, cap), B(GUEST_CSUM));
+	KUNIT_EXPECT_TRUE(test, vnet_guest_gso(VNET_BIT(VNET_F_GUEST_USO6)));
+
+	/* dependencies: checksum offload each way */
+	KUNIT_EXPECT_EQ(test, vnet_unusable_features((QEMU_DEFAULT | USO_ALL) &
+						     ~B(CSUM)),
+			B(HOST_TSO4) | B(HOST_TSO6) | B(HOST_ECN) |
+			B(HOST_UFO) | VNET_BIT(VNET_F_HOST_USO));
+	KUNIT_EXPECT_EQ(test, vnet_unusable_features((QEMU_DEFAULT | USO_ALL) &
+						     ~B(GUEST_CSUM)),
+			B(GUEST_TSO4) | B(GUEST_TSO6) | B(GUEST_ECN) |
+			B(GUEST_UFO) | VNET_BIT(VNET_F_GUEST_USO4) |
+			VNET_BIT(VNET_F_GUEST_USO6));
+}
+
 static void feat_default_pairs(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, vnet_default_pairs(8, 4, 0), 4U);
@@ -137,6 +181,7 @@ static struct kunit_case features_cases[] = {
 	KUNIT_CASE(feat_netdev_defaults),
 	KUNIT_CASE(feat_module_options),
 	KUNIT_CASE(feat_no_device_csum),
+	KUNIT_CASE(feat_uso),
 	KUNIT_CASE(feat_gro_hw_needs_ctrl),
 	KUNIT_CASE(feat_guest_offloads),
 	KUNIT_CASE(feat_default_pairs),

@@ -19,4 +19,6 @@ vnet_kunit-y := \
 	src/coal.o		kunit/coal_test.o \
 	src/dev_coal.o		kunit/dev_coal_test.o \
 	src/affinity_plan.o	kunit/affinity_plan_test.o \
-	src/params.o		kunit/params_test.o
+	src/params.o		kunit/params_test.o \
+	src/rss_cfg.o		kunit/rss_test.o \
+	src/xdp_plan.o		kunit/xdp_plan_test.o

@@ -57,4 +57,24 @@ probe VIRTIO_NET_DEVICE_STATS include/uapi/linux/virtio_net.h \
 	'struct virtio_net_stats_reply_hdr'
 probe NETDEV_STAT_OPS include/net/netdev_queues.h \
 	'struct netdev_stat_ops \{'
+probe RXFH_PARAM include/linux/ethtool.h \
+	'\(\*get_rxfh\)\(struct net_device \*, struct ethtool_rxfh_param \*\)'
+probe RXFH_FIELDS include/linux/ethtool.h \
+	'\(\*get_rxfh_fields\)\('
+probe RX_RING_COUNT include/linux/ethtool.h \
+	'\(\*get_rx_ring_count\)\('
+probe NETDEV_RX_QUEUE_H include/net/netdev_rx_queue.h \
+	'struct rx_queue_attribute \{'
+probe VIRTIO_NET_USO include/linux/virtio_net.h \
+	'gso_type = VIRTIO_NET_HDR_GSO_UDP_L4'
+probe XDP_INIT_BUFF include/net/xdp.h \
+	'xdp_init_buff\('
+probe XDP_RXQ_NAPI_ID include/net/xdp.h \
+	'int __xdp_rxq_info_reg\('
+probe XDP_WARN_DEV include/linux/filter.h \
+	'bpf_warn_invalid_xdp_action\((const )?struct net_device'
+probe XDP_FEATURES include/linux/netdevice.h \
+	'xdp_features_t xdp_features;'
+probe XDP_FRAME_FRAGS include/net/xdp.h \
+	'xdp_frame_has_frags\('
 echo

@@ -84,6 +84,9 @@ int vnet_ctrl_set_pairs(struct vnet *vi, u16 pairs)
 {
 	int err;
 
+	/* With RSS the pair count travels with the steering configuration. */
+	if (vnet_rss_steers(vi))
+		return vnet_rss_set_pairs(vi, pairs);
 	if (!vnet_has(vi, VIRTIO_NET_F_MQ))
 		return pairs == 1 ? 0 : -EOPNOTSUPP;
 	mutex_lock(&vi->ctrl_lock);
@@ -95,6 +98,18 @@ int vnet_ctrl_set_pairs(struct vnet *vi, u16 pairs)
 	if (err)
 		dev_warn(&vi->vdev->dev, "device refused %u queue pairs\n",
 			 pairs);
+	return err;
+}
+
+/* One command with one data buffer (kmalloc'ed: it is mapped for DMA). */
+int vnet_ctrl_cmd(struct vnet *vi, u8 class, u8 cmd, void *buf,
+		  unsigned int len)
+{
+	int err;
+
+	mutex_lock(&vi->ctrl_lock);
+	err = vnet_ctrl_simple(vi, class, cmd, buf, len);
+	mutex_unlock(&vi->ctrl_lock);
 	return err;
 }
 

@@ -110,6 +110,13 @@ static int vnet_validate(struct virtio_device *vdev)
 		__virtio_clear_bit(vdev, bit);
 	}
 
+	/* USO needs the kernel to know the UDP_L4 header type (compat.h). */
+	if (!VNET_CAN_USO) {
+		__virtio_clear_bit(vdev, VNET_F_GUEST_USO4);
+		__virtio_clear_bit(vdev, VNET_F_GUEST_USO6);
+		__virtio_clear_bit(vdev, VNET_F_HOST_USO);
+	}
+
 	if (virtio_has_feature(vdev, VIRTIO_NET_F_MTU) &&
 	    virtio_cread16(vdev, offsetof(struct virtio_net_config, mtu)) <
 	    ETH_MIN_MTU) {
@@ -197,6 +204,9 @@ static int vnet_setup_layout(struct vnet *vi)
 
 	vi->hdr_len = vnet_hdr_len(vnet_has(vi, VIRTIO_NET_F_MRG_RXBUF),
 				   vnet_has(vi, VIRTIO_F_VERSION_1));
+	/* A hash report makes the header longer, in both directions. */
+	if (vnet_has(vi, VIRTIO_NET_F_HASH_REPORT))
+		vi->hdr_len = sizeof(struct virtio_net_hdr_v1_hash);
 	vi->any_header_sg = vnet_has(vi, VIRTIO_F_ANY_LAYOUT) ||
 			    vnet_has(vi, VIRTIO_F_VERSION_1);
 	vi->little_endian = virtio_is_little_endian(vdev);
@@ -322,6 +332,13 @@ static int vnet_probe(struct virtio_device *vdev)
 					    vnet_opts.max_queue_pairs);
 	netif_set_real_num_tx_queues(dev, vi->curr_pairs);
 	netif_set_real_num_rx_queues(dev, vi->curr_pairs);
+	err = vnet_rss_probe(vi);
+	if (err)
+		goto free_vqs;
+	err = vnet_failover_probe(vi);
+	if (err)
+		goto free_vqs;
+	vnet_xdp_probe(vi);
 
 	/* Hold RTNL so ndo_open cannot run before the device is ready. */
 	rtnl_lock();
@@ -339,6 +356,7 @@ static int vnet_probe(struct virtio_device *vdev)
 		netif_set_real_num_tx_queues(dev, 1);
 		netif_set_real_num_rx_queues(dev, 1);
 	}
+	vnet_rss_apply(vi);
 	/* The device should learn a MAC address it did not choose. */
 	if (!vnet_has(vi, VIRTIO_NET_F_MAC) &&
 	    vnet_has(vi, VIRTIO_NET_F_CTRL_MAC_ADDR) &&
@@ -363,6 +381,8 @@ static int vnet_probe(struct virtio_device *vdev)
 	return 0;
 
 free_vqs:
+	vnet_failover_remove(vi);
+	vnet_rss_free(vi);
 	vnet_vqs_teardown(vi);
 free_qps:
 	vnet_affinity_free(vi);
@@ -381,10 +401,13 @@ static void vnet_remove(struct virtio_device *vdev)
 	cancel_work_sync(&vi->config_work);
 	vnet_affinity_stop(vi, true);
 	unregister_netdev(vi->dev);
+	vnet_failover_remove(vi);
+	vnet_rss_stop(vi);
 	vnet_rx_mode_enable(vi, false);
 	vnet_vqs_teardown(vi);
 	vnet_affinity_free(vi);
 	vnet_qps_free(vi);
+	vnet_rss_free(vi);
 	kfree(vi->ctrl);
 	free_netdev(vi->dev);
 }
@@ -407,6 +430,7 @@ static void __maybe_unused vnet_quiesce(struct vnet *vi)
 	netif_tx_unlock_bh(dev);
 	vnet_pairs_stop(vi);
 	rtnl_unlock();
+	vnet_rss_stop(vi);
 	vnet_vqs_teardown(vi);
 }
 
@@ -473,6 +497,9 @@ static unsigned int vnet_features[] = {
 	VIRTIO_NET_F_MQ, VIRTIO_NET_F_CTRL_MAC_ADDR,
 	VIRTIO_NET_F_CTRL_GUEST_OFFLOADS, VIRTIO_NET_F_SPEED_DUPLEX,
 	VNET_F_NOTF_COAL, VNET_F_VQ_NOTF_COAL,
+	VIRTIO_NET_F_RSS, VIRTIO_NET_F_HASH_REPORT,
+	VNET_F_GUEST_USO4, VNET_F_GUEST_USO6, VNET_F_HOST_USO,
+	VIRTIO_NET_F_STANDBY,
 	/* legacy only */
 	VIRTIO_NET_F_GSO, VIRTIO_F_ANY_LAYOUT,
 };

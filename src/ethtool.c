@@ -46,7 +46,8 @@ static void vnet_get_channels(struct net_device *dev,
 	struct vnet *vi = netdev_priv(dev);
 
 	ch->max_combined = vi->max_pairs;
-	ch->combined_count = vi->curr_pairs;
+	/* Pairs enabled for XDP only are not the stack's channels. */
+	ch->combined_count = vi->curr_pairs - vi->xdp_pairs;
 }
 
 static int vnet_set_channels(struct net_device *dev,
@@ -60,6 +61,11 @@ static int vnet_set_channels(struct net_device *dev,
 		vnet_refuse(dev, NULL,
 			    "only combined channels (queue pairs) can be set");
 		return -EINVAL;
+	}
+	if (vnet_xdp_attached(vi)) {
+		vnet_refuse(dev, NULL,
+			    "channels cannot change while an XDP program is attached");
+		return -EBUSY;
 	}
 	if (pairs < 1 || pairs > vi->max_pairs) {
 		netdev_err(dev, "combined channels must be 1..%u, not %u\n",
@@ -429,4 +435,5 @@ const struct ethtool_ops vnet_ethtool_ops = {
 	.get_sset_count		= vnet_get_sset_count,
 	.get_strings		= vnet_get_strings,
 	.get_ethtool_stats	= vnet_get_ethtool_stats,
+	VNET_RSS_ETHTOOL_OPS
 };

@@ -12,13 +12,16 @@
 #define VNET_GUEST_GSO_BITS	(VNET_BIT(VIRTIO_NET_F_GUEST_TSO4) | \
 				 VNET_BIT(VIRTIO_NET_F_GUEST_TSO6) | \
 				 VNET_BIT(VIRTIO_NET_F_GUEST_ECN) | \
-				 VNET_BIT(VIRTIO_NET_F_GUEST_UFO))
+				 VNET_BIT(VIRTIO_NET_F_GUEST_UFO) | \
+				 VNET_BIT(VNET_F_GUEST_USO4) | \
+				 VNET_BIT(VNET_F_GUEST_USO6))
 
 #define VNET_HOST_GSO_BITS	(VNET_BIT(VIRTIO_NET_F_HOST_TSO4) | \
 				 VNET_BIT(VIRTIO_NET_F_HOST_TSO6) | \
 				 VNET_BIT(VIRTIO_NET_F_HOST_ECN) | \
 				 VNET_BIT(VIRTIO_NET_F_HOST_UFO) | \
-				 VNET_BIT(VIRTIO_NET_F_GSO))
+				 VNET_BIT(VIRTIO_NET_F_GSO) | \
+				 VNET_BIT(VNET_F_HOST_USO))
 
 /* Features that only work through the control virtqueue. */
 #define VNET_NEEDS_CVQ_BITS	(VNET_BIT(VIRTIO_NET_F_CTRL_RX) | \
@@ -28,7 +31,9 @@
 				 VNET_BIT(VIRTIO_NET_F_CTRL_MAC_ADDR) | \
 				 VNET_BIT(VIRTIO_NET_F_CTRL_GUEST_OFFLOADS) | \
 				 VNET_BIT(VNET_F_NOTF_COAL) | \
-				 VNET_BIT(VNET_F_VQ_NOTF_COAL))
+				 VNET_BIT(VNET_F_VQ_NOTF_COAL) | \
+				 VNET_BIT(VIRTIO_NET_F_RSS) | \
+				 VNET_BIT(VIRTIO_NET_F_HASH_REPORT))
 
 static bool has(u64 f, unsigned int bit)
 {
@@ -84,11 +89,13 @@ void vnet_pick_netdev_features(u64 vf, bool csum, bool gso,
 			hw |= NETIF_F_TSO6;
 		if (has(vf, VIRTIO_NET_F_HOST_ECN))
 			hw |= NETIF_F_TSO_ECN;
+		if (has(vf, VNET_F_HOST_USO))
+			hw |= NETIF_F_GSO_UDP_L4;
 		/* The device copes with any GSO frame the stack builds. */
 		f |= NETIF_F_GSO_ROBUST;
 		/* TSO without checksum offload is dropped by the core. */
 		if (gso)
-			f |= hw & NETIF_F_ALL_TSO;
+			f |= hw & (NETIF_F_ALL_TSO | NETIF_F_GSO_UDP_L4);
 	}
 
 	/*
@@ -98,7 +105,8 @@ void vnet_pick_netdev_features(u64 vf, bool csum, bool gso,
 	 */
 	f |= NETIF_F_RXCSUM;
 
-	if (has(vf, VIRTIO_NET_F_GUEST_TSO4) || has(vf, VIRTIO_NET_F_GUEST_TSO6)) {
+	if (has(vf, VIRTIO_NET_F_GUEST_TSO4) || has(vf, VIRTIO_NET_F_GUEST_TSO6) ||
+	    has(vf, VNET_F_GUEST_USO4) || has(vf, VNET_F_GUEST_USO6)) {
 		f |= NETIF_F_GRO_HW;
 		if (has(vf, VIRTIO_NET_F_CTRL_GUEST_OFFLOADS))
 			hw |= NETIF_F_GRO_HW;

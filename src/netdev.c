@@ -13,7 +13,10 @@
 
 static int vnet_open(struct net_device *dev)
 {
-	vnet_pairs_start(netdev_priv(dev));
+	struct vnet *vi = netdev_priv(dev);
+
+	vnet_pairs_start(vi);
+	vnet_rss_settle(vi);
 	return 0;
 }
 
@@ -134,7 +137,10 @@ static int vnet_set_features(struct net_device *dev,
 	int err;
 
 	if (!((dev->features ^ features) & NETIF_F_GRO_HW))
-		return 0;
+		return vnet_rss_set_features(vi, features);
+	/* XDP keeps guest offloads off while it is attached (xdp.c). */
+	if (vnet_xdp_attached(vi))
+		return -EBUSY;
 	offloads = vnet_guest_offloads_for(features, vi->offloads_capable);
 	err = vnet_ctrl_set_offloads(vi, offloads);
 	if (err) {
@@ -143,7 +149,7 @@ static int vnet_set_features(struct net_device *dev,
 		return err;
 	}
 	vi->offloads = offloads;
-	return 0;
+	return vnet_rss_set_features(vi, features);
 }
 
 static void vnet_tx_timeout(struct net_device *dev, unsigned int txqueue)
@@ -174,6 +180,7 @@ void vnet_replay_filters(struct vnet *vi)
 		netif_set_real_num_tx_queues(dev, 1);
 		netif_set_real_num_rx_queues(dev, 1);
 	}
+	vnet_rss_apply(vi);
 	if (vnet_has(vi, VIRTIO_NET_F_CTRL_MAC_ADDR) &&
 	    vnet_ctrl_set_mac(vi, dev->dev_addr))
 		netdev_warn(dev, "device refused MAC address %pM\n",
@@ -198,6 +205,9 @@ const struct net_device_ops vnet_netdev_ops = {
 	.ndo_vlan_rx_add_vid	= vnet_vlan_add,
 	.ndo_vlan_rx_kill_vid	= vnet_vlan_kill,
 	.ndo_features_check	= passthru_features_check,
+	.ndo_get_phys_port_name	= vnet_get_phys_port_name,
 	.ndo_set_features	= vnet_set_features,
 	.ndo_tx_timeout		= vnet_tx_timeout,
+	.ndo_bpf		= vnet_bpf,
+	.ndo_xdp_xmit		= vnet_xdp_xmit,
 };

@@ -21,8 +21,6 @@
 #include "features.h"
 #include "vnet.h"
 
-#define VNET_RX_PAD	(NET_IP_ALIGN + NET_SKB_PAD)
-
 static void vnet_rq_stat_inc(struct vnet_rq *rq, u64_stats_t *ctr)
 {
 	u64_stats_update_begin(&rq->stats.syncp);
@@ -30,9 +28,12 @@ static void vnet_rq_stat_inc(struct vnet_rq *rq, u64_stats_t *ctr)
 	u64_stats_update_end(&rq->stats.syncp);
 }
 
-static unsigned int vnet_small_truesize(const struct vnet *vi)
+/* @room: extra headroom for XDP programs (0 without one). */
+static unsigned int vnet_small_truesize(const struct vnet *vi,
+					unsigned int room)
 {
-	return SKB_DATA_ALIGN(VNET_RX_PAD + vi->hdr_len + VNET_GOOD_FRAME_LEN) +
+	return SKB_DATA_ALIGN(VNET_RX_PAD + room + vi->hdr_len +
+			      VNET_GOOD_FRAME_LEN) +
 	       SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 }
 
@@ -70,7 +71,8 @@ static struct page *vnet_take_page(struct vnet_rq *rq, gfp_t gfp)
 static int vnet_add_small(struct vnet_rq *rq, gfp_t gfp)
 {
 	struct vnet *vi = rq->qp->vi;
-	unsigned int truesize = vnet_small_truesize(vi);
+	unsigned int room = READ_ONCE(vi->xdp_headroom);
+	unsigned int truesize = vnet_small_truesize(vi, room);
 	struct page_frag *frag = &rq->frag;
 	char *buf;
 	int err;
@@ -81,40 +83,66 @@ static int vnet_add_small(struct vnet_rq *rq, gfp_t gfp)
 	get_page(frag->page);
 	frag->offset += truesize;
 
-	sg_init_one(rq->sg, buf + VNET_RX_PAD, vi->hdr_len + VNET_GOOD_FRAME_LEN);
+	sg_init_one(rq->sg, buf + VNET_RX_PAD + room,
+		    vi->hdr_len + VNET_GOOD_FRAME_LEN);
 	err = virtqueue_add_inbuf_ctx(rq->vq, rq->sg, 1, buf,
-				      vnet_rx_ctx(truesize, 0), gfp);
+				      vnet_rx_ctx(truesize, room), gfp);
 	if (err < 0)
 		put_page(virt_to_head_page(buf));
 	return err;
 }
 
+/*
+ * Size of the next mergeable buffer (also shown in sysfs): the device's
+ * part of it, without the headroom and tailroom XDP needs around it.
+ */
+static unsigned int vnet_rx_mrg_len_room(struct vnet_rq *rq,
+					 unsigned int room)
+{
+	unsigned int tail = room ? VNET_XDP_TAILROOM : 0;
+
+	return vnet_mrg_buf_len(ewma_vnet_pkt_len_read(&rq->avg_len),
+				rq->mrg_min_len, rq->qp->vi->hdr_len,
+				PAGE_SIZE - room - tail, L1_CACHE_BYTES);
+}
+
+unsigned int vnet_rx_mrg_len(struct vnet_rq *rq)
+{
+	return vnet_rx_mrg_len_room(rq, READ_ONCE(rq->qp->vi->xdp_headroom));
+}
+
+/*
+ * A mergeable buffer: [XDP headroom][device's part][XDP tailroom], the
+ * rooms only while an XDP program may run.  The token the ring returns
+ * is the start of the device's part; its context says how large that is
+ * and how much headroom precedes it.
+ */
 static int vnet_add_mergeable(struct vnet_rq *rq, gfp_t gfp)
 {
-	struct vnet *vi = rq->qp->vi;
+	unsigned int room = READ_ONCE(rq->qp->vi->xdp_headroom);
+	unsigned int tail = room ? VNET_XDP_TAILROOM : 0;
 	struct page_frag *frag = &rq->frag;
-	unsigned int len, hole;
+	unsigned int len, hole, alloc;
 	char *buf;
 	int err;
 
-	len = vnet_mrg_buf_len(ewma_vnet_pkt_len_read(&rq->avg_len),
-			       rq->mrg_min_len, vi->hdr_len, PAGE_SIZE,
-			       L1_CACHE_BYTES);
-	if (unlikely(!skb_page_frag_refill(len, frag, gfp)))
+	len = vnet_rx_mrg_len_room(rq, room);
+	alloc = room + len + tail;
+	if (unlikely(!skb_page_frag_refill(alloc, frag, gfp)))
 		return -ENOMEM;
-	buf = (char *)page_address(frag->page) + frag->offset;
+	buf = (char *)page_address(frag->page) + frag->offset + room;
 	get_page(frag->page);
-	frag->offset += len;
+	frag->offset += alloc;
 	/* A tail too short for another buffer goes to this one. */
 	hole = frag->size - frag->offset;
-	if (hole < len) {
+	if (hole < alloc) {
 		len += hole;
 		frag->offset += hole;
 	}
 
 	sg_init_one(rq->sg, buf, len);
 	err = virtqueue_add_inbuf_ctx(rq->vq, rq->sg, 1, buf,
-				      vnet_rx_ctx(len, 0), gfp);
+				      vnet_rx_ctx(len, room), gfp);
 	if (err < 0)
 		put_page(virt_to_head_page(buf));
 	return err;
@@ -160,7 +188,7 @@ static int vnet_add_big(struct vnet_rq *rq, gfp_t gfp)
 bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp)
 {
 	struct vnet *vi = rq->qp->vi;
-	bool oom = false;
+	bool oom = false, kicked = false;
 	int err;
 
 	while (rq->vq->num_free) {
@@ -184,16 +212,20 @@ bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp)
 	u64_stats_update_begin(&rq->stats.syncp);
 	if (oom)
 		u64_stats_inc(&rq->stats.refill_nomem);
-	if (virtqueue_kick_prepare(rq->vq) && virtqueue_notify(rq->vq))
+	if (virtqueue_kick_prepare(rq->vq) && virtqueue_notify(rq->vq)) {
 		u64_stats_inc(&rq->stats.kicks);
+		kicked = true;
+	}
 	u64_stats_update_end(&rq->stats.syncp);
+	if (kicked && vi->rss)
+		vnet_rss_refilled(vi, rq);
 	return !oom;
 }
 
 /* --- receiving --- */
 
-static void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
-			unsigned int val)
+void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
+		 unsigned int val)
 {
 	vnet_rq_stat_inc(rq, ctr);
 	net_warn_ratelimited("%s: %s: dropped a frame with %s (%u)\n",
@@ -201,7 +233,7 @@ static void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
 }
 
 /* Give back @n further buffers of a frame that is being dropped. */
-static void vnet_rx_drain(struct vnet_rq *rq, unsigned int n)
+void vnet_rx_drain(struct vnet_rq *rq, unsigned int n)
 {
 	unsigned int len;
 	void *buf;
@@ -255,10 +287,11 @@ static bool vnet_rx_append(struct sk_buff *head, struct sk_buff **curr,
 
 static struct sk_buff *vnet_rx_small(struct vnet_rq *rq, void *buf, void *ctx,
 				     unsigned int len,
-				     struct virtio_net_hdr_mrg_rxbuf *hdr)
+				     union vnet_rx_hdr *hdr)
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int truesize = vnet_rx_ctx_truesize(ctx);
+	unsigned int pad = VNET_RX_PAD + vnet_rx_ctx_headroom(ctx);
 	struct sk_buff *skb;
 
 	if (vnet_rx_check_first(len, vi->hdr_len,
@@ -266,14 +299,14 @@ static struct sk_buff *vnet_rx_small(struct vnet_rq *rq, void *buf, void *ctx,
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
 		goto drop;
 	}
-	memcpy(hdr, buf + VNET_RX_PAD, vi->hdr_len);
+	memcpy(hdr, buf + pad, vi->hdr_len);
 
 	skb = build_skb(buf, truesize);
 	if (unlikely(!skb)) {
 		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
 		goto drop;
 	}
-	skb_reserve(skb, VNET_RX_PAD + vi->hdr_len);
+	skb_reserve(skb, pad + vi->hdr_len);
 	skb_put(skb, len - vi->hdr_len);
 	return skb;
 drop:
@@ -283,7 +316,7 @@ drop:
 
 static struct sk_buff *vnet_rx_big(struct vnet_rq *rq, struct page *first,
 				   unsigned int len,
-				   struct virtio_net_hdr_mrg_rxbuf *hdr)
+				   union vnet_rx_hdr *hdr)
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int cap = vi->hdr_len + vnet_big_capacity(vi->big_pages,
@@ -332,7 +365,7 @@ drop:
 
 static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 					 void *ctx, unsigned int len,
-					 struct virtio_net_hdr_mrg_rxbuf *hdr)
+					 union vnet_rx_hdr *hdr)
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int truesize = vnet_rx_ctx_truesize(ctx);
@@ -349,7 +382,7 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 		return NULL;
 	}
 	memcpy(hdr, buf, vi->hdr_len);
-	left = virtio16_to_cpu(vi->vdev, hdr->num_buffers);
+	left = virtio16_to_cpu(vi->vdev, hdr->mrg.num_buffers);
 	if (vnet_rx_check_num_buffers(left, ring)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad num_buffers",
 			    left);
@@ -425,8 +458,12 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 			unsigned int len, u64 *bytes)
 {
 	struct vnet *vi = rq->qp->vi;
-	struct virtio_net_hdr_mrg_rxbuf hdr;
+	union vnet_rx_hdr hdr;
 	struct sk_buff *skb;
+
+	if (rcu_access_pointer(vi->xdp_prog) && vnet_xdp_rx(rq, buf, ctx, len,
+							    bytes))
+		return;
 
 	switch (vi->rx_mode) {
 	case VNET_RX_MERGEABLE:
@@ -442,11 +479,11 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 	if (unlikely(!skb))
 		return;
 
-	if (hdr.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID)
+	if (hdr.mrg.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID)
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
-	if (virtio_net_hdr_to_skb(skb, &hdr.hdr, vi->little_endian)) {
+	if (virtio_net_hdr_to_skb(skb, &hdr.mrg.hdr, vi->little_endian)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad gso/csum header",
-			    hdr.hdr.gso_type);
+			    hdr.mrg.hdr.gso_type);
 		dev_kfree_skb(skb);
 		return;
 	}
@@ -454,6 +491,7 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 	*bytes += skb->len;
 	skb_record_rx_queue(skb, rq->qp->index);
 	skb->protocol = eth_type_trans(skb, vi->dev);
+	vnet_rx_set_hash(vi, skb, &hdr);
 	napi_gro_receive(&rq->napi, skb);
 }
 
@@ -476,6 +514,8 @@ int vnet_rx_receive(struct vnet_rq *rq, int budget)
 		vnet_rx_one(rq, buf, ctx, len, &bytes);
 		received++;
 	}
+	if (rq->xdp_pending)
+		vnet_xdp_rx_end(rq);
 
 	ring = virtqueue_get_vring_size(rq->vq);
 	if (rq->vq->num_free > min_t(unsigned int, budget, ring) / 2 &&

@@ -37,7 +37,7 @@ static struct netdev_queue *vnet_sq_txq(const struct vnet_sq *sq)
 /* Header storage for skbs whose headroom cannot take it. */
 static struct virtio_net_hdr_mrg_rxbuf *vnet_skb_hdr(struct sk_buff *skb)
 {
-	BUILD_BUG_ON(sizeof(struct virtio_net_hdr_mrg_rxbuf) >
+	BUILD_BUG_ON(sizeof(struct virtio_net_hdr_v1_hash) >
 		     sizeof(skb->cb));
 	return (struct virtio_net_hdr_mrg_rxbuf *)skb->cb;
 }
@@ -60,6 +60,9 @@ unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 
 	sq->reclaim.last_ns = now;
 	while ((skb = virtqueue_get_buf(sq->vq, &len))) {
+		/* XDP frames: no skb, no byte queue limits (xdp.c) */
+		if (vnet_xdp_tx_done(sq, skb))
+			continue;
 		bytes += skb->len;
 		packets++;
 		napi_consume_skb(skb, budget);
@@ -79,7 +82,8 @@ unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 
 void vnet_tx_free_buf(struct vnet_sq *sq, void *buf)
 {
-	dev_kfree_skb_any(buf);
+	if (!vnet_xdp_tx_done(sq, buf))
+		dev_kfree_skb_any(buf);
 }
 
 /* Buffers were freed outside completion: byte queue limits start over. */
@@ -295,8 +299,10 @@ static int vnet_tx_map(struct vnet_sq *sq, struct sk_buff *skb)
 
 	if (virtio_net_hdr_from_skb(skb, &hdr->hdr, vi->little_endian, false, 0))
 		return -EPROTO;
-	if (hdr_len == sizeof(*hdr))
-		hdr->num_buffers = 0;
+	/* num_buffers, and the hash report fields, are unused on transmit. */
+	if (hdr_len > sizeof(hdr->hdr))
+		memset((u8 *)hdr + sizeof(hdr->hdr), 0,
+		       hdr_len - sizeof(hdr->hdr));
 
 	sg_init_table(sq->sg, skb_shinfo(skb)->nr_frags + (push ? 1 : 2));
 	if (push) {

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * XDP decisions (pure, tested with KUnit): which send queues carry XDP
+ * frames, how large a frame single-buffer XDP can take, whether a program
+ * can be attached at all, and how XDP frames are told apart from skbs in
+ * a send queue.
+ *
+ * Send queues: XDP_TX and ndo_xdp_xmit run on any CPU, in softirq
+ * context.  When the device has a spare queue pair for every possible
+ * CPU, those pairs are enabled while a program is attached and CPU n
+ * sends on pair "stack pairs + n" alone; otherwise CPU n shares stack
+ * pair n % stack pairs with the stack, under that queue's lock.  Either
+ * way the queue lock is taken (uncontended for a dedicated pair), since
+ * ring resizing and teardown serialize on it.
+ */
+#ifndef VNET_XDP_PLAN_H
+#define VNET_XDP_PLAN_H
+
+#include <linux/types.h>
+
+/* Receive buffer layouts, as in enum vnet_rx_mode (vnet.h). */
+enum vnet_xdp_layout {
+	VNET_XDP_SMALL,
+	VNET_XDP_BIG,
+	VNET_XDP_MERGEABLE,
+};
+
+unsigned int vnet_xdp_dedicated_pairs(unsigned int max_pairs,
+				      unsigned int stack_pairs,
+				      unsigned int cpus);
+unsigned int vnet_xdp_txq(unsigned int stack_pairs, unsigned int xdp_pairs,
+			  unsigned int cpu);
+unsigned int vnet_xdp_max_frame(unsigned int page_size,
+				unsigned int headroom,
+				unsigned int tailroom);
+const char *vnet_xdp_check_attach(enum vnet_xdp_layout layout,
+				  unsigned int mtu, unsigned int max_frame,
+				  bool guest_offloads_on, bool can_switch);
+
+/* A send queue token is an skb, or an xdp_frame with the low bit set. */
+#define VNET_XDP_TOKEN	0x1UL
+
+static inline void *vnet_xdp_to_token(void *frame)
+{
+	return (void *)((unsigned long)frame | VNET_XDP_TOKEN);
+}
+
+static inline bool vnet_xdp_is_token(const void *ptr)
+{
+	return (unsigned long)ptr & VNET_XDP_TOKEN;
+}
+
+static inline void *vnet_xdp_from_token(void *ptr)
+{
+	return (void *)((unsigned long)ptr & ~VNET_XDP_TOKEN);
+}
+
+#endif /* VNET_XDP_PLAN_H */

@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * XDP: native programs on receive (PASS, DROP, TX, REDIRECT), XDP frames
+ * on the send queues (XDP_TX and ndo_xdp_xmit), attach and detach.
+ *
+ * Receive.  While a program is attached, new receive buffers get
+ * XDP_PACKET_HEADROOM before them and room for skb_shared_info after
+ * (rx.c).  A frame that is one such buffer runs in place; one posted
+ * before the program came, or spread over several mergeable buffers, is
+ * first copied into a page of its own (single-buffer XDP: frames of the
+ * MTU must fit one page).  XDP_PASS builds the skb around the buffer.
+ *
+ * Transmit.  XDP frames go into send queues with the low bit of their
+ * token set (xdp_plan.h), so reclaim (tx.c) can tell them from skbs and
+ * keep them out of the byte queue limits.  Which queue: see xdp_plan.h;
+ * the queue lock is always held.  ndo_xdp_xmit works with or without a
+ * program attached (then on the stack's queues).
+ *
+ * Attaching makes the device stop coalescing and checksum-offloading
+ * received frames (guest offloads, through the control queue) so that
+ * programs see whole, final frames, and enables one extra queue pair per
+ * CPU when the device has them.  Channel and GRO_HW changes are refused
+ * while a program is attached.  All of it runs under RTNL.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bpf.h>
+#include <linux/bpf_trace.h>
+#include <linux/filter.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <net/xdp.h>
+#include "compat.h"
+#include "vnet.h"
+
+/* rq->xdp_pending: what the end of a receive poll must finish. */
+#define VNET_XDP_PEND_REDIRECT	BIT(0)
+#define VNET_XDP_PEND_TX	BIT(1)
+
+static void vnet_xdp_rq_inc(struct vnet_rq *rq, u64_stats_t *ctr)
+{
+	u64_stats_update_begin(&rq->stats.syncp);
+	u64_stats_inc(ctr);
+	u64_stats_update_end(&rq->stats.syncp);
+}
+
+bool vnet_xdp_attached(const struct vnet *vi)
+{
+	return rcu_access_pointer(vi->xdp_prog);
+}
+
+/* Before register_netdevice(). */
+void vnet_xdp_probe(struct vnet *vi)
+{
+	vnet_xdp_features(vi->dev);
+}
+
+/* --- transmit --- */
+
+/*
+ * One frame into @sq; the virtio header goes into the frame's headroom
+ * (the xdp_frame itself is left as it is, for its return).
+ */
+static int vnet_xdp_add(struct vnet *vi, struct vnet_sq *sq,
+			struct xdp_frame *f)
+{
+	unsigned int hdr_len = vi->hdr_len;
+	u8 *hdr = (u8 *)f->data - hdr_len;
+
+	if (vnet_xdp_frame_frags(f) || f->headroom < hdr_len)
+		return -EOVERFLOW;
+	memset(hdr, 0, hdr_len);
+	sg_init_one(sq->sg, hdr, hdr_len + f->len);
+	return virtqueue_add_outbuf(sq->vq, sq->sg, 1, vnet_xdp_to_token(f),
+				    GFP_ATOMIC);
+}
+
+/*
+ * Send @n frames on this CPU's XDP queue, notifying the device if
+ * @kick; returns how many were queued (the first ones).  @n may be 0 to
+ * notify only.  Caller runs with bottom halves off.
+ */
+static int vnet_xdp_send(struct vnet *vi, struct xdp_frame **frames, int n,
+			 bool kick)
+{
+	unsigned int cpu = smp_processor_id();
+	unsigned int pairs = READ_ONCE(vi->curr_pairs);
+	unsigned int xdp_pairs = min_t(unsigned int, READ_ONCE(vi->xdp_pairs),
+				       pairs);
+	unsigned int qi = min_t(unsigned int,
+				vnet_xdp_txq(pairs - xdp_pairs, xdp_pairs, cpu),
+				vi->max_pairs - 1);
+	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, qi);
+	struct vnet_sq *sq = &vi->qp[qi].sq;
+	bool notified = false;
+	int sent = 0;
+
+	__netif_tx_lock(txq, cpu);
+	/* Detached (freeze) or resizing: the ring is off limits. */
+	if (!netif_device_present(vi->dev) || sq->paused)
+		goto out;
+	if (n && sq->vq->num_free < n)
+		vnet_tx_reclaim(sq, 0, ktime_get_ns());
+	while (sent < n && !vnet_xdp_add(vi, sq, frames[sent]))
+		sent++;
+	if (kick && virtqueue_kick_prepare(sq->vq))
+		notified = virtqueue_notify(sq->vq);
+out:
+	u64_stats_update_begin(&sq->stats.syncp);
+	u64_stats_add(&sq->stats.xdp_tx, sent);
+	u64_stats_add(&sq->stats.xdp_tx_drops, n - sent);
+	if (notified)
+		u64_stats_inc(&sq->stats.kicks);
+	u64_stats_update_end(&sq->stats.syncp);
+	__netif_tx_unlock(txq);
+	return sent;
+}
+
+int vnet_xdp_xmit(struct net_device *dev, int n, struct xdp_frame **frames,
+		  u32 flags)
+{
+	struct vnet *vi = netdev_priv(dev);
+	int sent, i;
+
+	if (unlikely(flags & ~XDP_XMIT_FLAGS_MASK))
+		return -EINVAL;
+	if (unlikely(!netif_running(dev)))
+		return -ENETDOWN;
+	sent = vnet_xdp_send(vi, frames, n, flags & XDP_XMIT_FLUSH);
+	if (VNET_XDP_XMIT_FREES_UNSENT)
+		for (i = sent; i < n; i++)
+			xdp_return_frame(frames[i]);
+	return sent;
+}
+
+/* Reclaim (tx.c): returns false for an skb, frees an XDP frame. */
+bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr)
+{
+	if (!vnet_xdp_is_token(ptr))
+		return false;
+	xdp_return_frame(vnet_xdp_from_token(ptr));
+	return true;
+}
+
+/* --- receive --- */
+
+/* Where a frame is, as XDP will see it. */
+struct vnet_xdp_frame {
+	void *hard_start;
+	unsigned int headroom;	/* to the Ethernet header */
+	unsigned int len;	/* Ethernet frame */
+	unsigned int frame_sz;	/* whole buffer, tailroom included */
+};
+
+/* A page of our own: XDP headroom, then @len bytes copied from @src. */
+static bool vnet_xdp_copy_start(struct vnet_rq *rq, const void *src,
+				unsigned int len, struct vnet_xdp_frame *fr)
+{
+	struct page *page = alloc_page(GFP_ATOMIC);
+
+	if (unlikely(!page)) {
+		vnet_xdp_rq_inc(rq, &rq->stats.drop_nomem);
+		return false;
+	}
+	fr->hard_start = page_address(page);
+	fr->headroom = XDP_PACKET_HEADROOM;
+	fr->frame_sz = PAGE_SIZE;
+	fr->len = len;
+	memcpy((u8 *)fr->hard_start + XDP_PACKET_HEADROOM, src, len);
+	return true;
+}
+
+static bool vnet_xdp_small(struct vnet_rq *rq, void *buf, void *ctx,
+			   unsigned int len, union vnet_rx_hdr *hdr,
+			   struct vnet_xdp_frame *fr)
+{
+	struct vnet *vi = rq->qp->vi;
+	unsigned int room = vnet_rx_ctx_headroom(ctx);
+	unsigned int off = VNET_RX_PAD + room;
+	bool ok;
+
+	if (vnet_rx_check_first(len, vi->hdr_len,
+				vi->hdr_len + VNET_GOOD_FRAME_LEN)) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
+		put_page(virt_to_head_page(buf));
+		return false;
+	}
+	memcpy(hdr, (u8 *)buf + off, vi->hdr_len);
+	if (room >= XDP_PACKET_HEADROOM) {
+		fr->hard_start = buf;
+		fr->headroom = off + vi->hdr_len;
+		fr->len = len - vi->hdr_len;
+		fr->frame_sz = vnet_rx_ctx_truesize(ctx);
+		return true;
+	}
+	/* posted before the program came: no room for it */
+	ok = vnet_xdp_copy_start(rq, (u8 *)buf + off + vi->hdr_len,
+				 len - vi->hdr_len, fr);
+	put_page(virt_to_head_page(buf));
+	return ok;
+}
+
+static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
+			       unsigned int len, union vnet_rx_hdr *hdr,
+			       struct vnet_xdp_frame *fr)
+{
+	struct vnet *vi = rq->qp->vi;
+	unsigned int room = vnet_rx_ctx_headroom(ctx);
+	unsigned int cap = vnet_rx_ctx_truesize(ctx);
+	unsigned int max = vnet_xdp_max_frame(PAGE_SIZE, XDP_PACKET_HEADROOM,
+					      VNET_XDP_TAILROOM);
+	unsigned int left, more;
+	void *next;
+	u8 *dst;
+
+	if (len < vi->hdr_len) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
+		put_page(virt_to_head_page(buf));
+		return false;
+	}
+	memcpy(hdr, buf, vi->hdr_len);
+	left = virtio16_to_cpu(vi->vdev, hdr->mrg.num_buffers);
+	if (vnet_rx_check_num_buffers(left, virtqueue_get_vring_size(rq->vq))) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad num_buffers",
+			    left);
+		put_page(virt_to_head_page(buf));
+		return false;
+	}
+	left--;
+	if (vnet_rx_check_first(len, vi->hdr_len, cap)) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
+		goto drop_first;
+	}
+	if (!left && room >= XDP_PACKET_HEADROOM) {
+		fr->hard_start = (u8 *)buf - room;
+		fr->headroom = room + vi->hdr_len;
+		fr->len = len - vi->hdr_len;
+		fr->frame_sz = room + cap + VNET_XDP_TAILROOM;
+		return true;
+	}
+
+	/* Several buffers, or no headroom: one linear copy. */
+	if (len - vi->hdr_len > max) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len,
+			    "frame too long for XDP", len);
+		goto drop_first;
+	}
+	if (!vnet_xdp_copy_start(rq, (u8 *)buf + vi->hdr_len,
+				 len - vi->hdr_len, fr))
+		goto drop_first;
+	put_page(virt_to_head_page(buf));
+	dst = (u8 *)fr->hard_start + fr->headroom;
+	while (left) {
+		left--;
+		next = virtqueue_get_buf_ctx(rq->vq, &more, &ctx);
+		if (unlikely(!next)) {
+			vnet_rx_bad(rq, &rq->stats.drop_bad_hdr,
+				    "missing buffers", left + 1);
+			goto drop_copy;
+		}
+		if (vnet_rx_check_more(more, vnet_rx_ctx_truesize(ctx)) ||
+		    fr->len + more > max) {
+			vnet_rx_bad(rq, &rq->stats.drop_bad_len,
+				    "bad length for XDP", more);
+			put_page(virt_to_head_page(next));
+			vnet_rx_drain(rq, left);
+			goto drop_copy;
+		}
+		memcpy(dst + fr->len, next, more);
+		fr->len += more;
+		put_page(virt_to_head_page(next));
+	}
+	return true;
+
+drop_copy:
+	put_page(virt_to_head_page(fr->hard_start));
+	return false;
+drop_first:
+	put_page(virt_to_head_page(buf));
+	vnet_rx_drain(rq, left);
+	return false;
+}
+
+static void vnet_xdp_pass(struct vnet_rq *rq, struct xdp_buff *xdp,
+			  unsigned int frame_sz, const union vnet_rx_hdr *hdr)
+{
+	struct vnet *vi = rq->qp->vi;
+	unsigned int meta = xdp->data - xdp->data_meta;
+	struct sk_buff *skb;
+
+	skb = build_skb(xdp->data_hard_start, frame_sz);
+	if (unlikely(!skb)) {
+		vnet_xdp_rq_inc(rq, &rq->stats.drop_nomem);
+		put_page(virt_to_head_page(xdp->data_hard_start));
+		return;
+	}
+	skb_reserve(skb, xdp->data - xdp->data_hard_start);
+	skb_put(skb, xdp->data_end - xdp->data);
+	if (meta)
+		skb_metadata_set(skb, meta);
+	if (hdr->mrg.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID)
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+	skb_record_rx_queue(skb, rq->qp->index);
+	skb->protocol = eth_type_trans(skb, vi->dev);
+	vnet_rx_set_hash(vi, skb, hdr);
+	napi_gro_receive(&rq->napi, skb);
+}
+
+/*
+ * Run the attached program on one received frame (its buffers are
+ * consumed whatever happens).  Returns false when no program is attached
+ * after all (rx.c then takes the frame) or the layout has none (big).
+ */
+bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
+		 u64 *bytes)
+{
+	struct vnet *vi = rq->qp->vi;
+	struct vnet_xdp_frame fr;
+	union vnet_rx_hdr hdr;
+	struct xdp_frame *xf;
+	struct bpf_prog *prog;
+	struct xdp_buff xdp;
+	bool ok;
+	u32 act;
+
+	if (vi->rx_mode == VNET_RX_BIG)
+		return false;
+	rcu_read_lock();
+	prog = rcu_dereference(vi->xdp_prog);
+	if (!prog) {
+		rcu_read_unlock();
+		return false;
+	}
+	if (vi->rx_mode == VNET_RX_SMALL)
+		ok = vnet_xdp_small(rq, buf, ctx, len, &hdr, &fr);
+	else
+		ok = vnet_xdp_mergeable(rq, buf, ctx, len, &hdr, &fr);
+	if (!ok)
+		goto out;
+	/* Guest offloads are off: a coalesced or partial frame is bogus. */
+	if (hdr.mrg.hdr.gso_type != VIRTIO_NET_HDR_GSO_NONE ||
+	    (hdr.mrg.hdr.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr,
+			    "offloaded frame with XDP", hdr.mrg.hdr.gso_type);
+		put_page(virt_to_head_page(fr.hard_start));
+		goto out;
+	}
+	if (vi->rx_mode == VNET_RX_MERGEABLE)
+		ewma_vnet_pkt_len_add(&rq->avg_len, fr.len);
+
+	vnet_xdp_buff_init(&xdp, fr.hard_start, fr.headroom, fr.len,
+			   fr.frame_sz, &rq->xdp_rxq);
+	act = bpf_prog_run_xdp(prog, &xdp);
+	*bytes += fr.len;
+	vnet_xdp_rq_inc(rq, &rq->stats.xdp_packets);
+
+	switch (act) {
+	case XDP_PASS:
+		vnet_xdp_pass(rq, &xdp, fr.frame_sz, &hdr);
+		goto out;
+	case XDP_TX:
+		xf = xdp_convert_buff_to_frame(&xdp);
+		if (unlikely(!xf))
+			goto drop;
+		vnet_xdp_rq_inc(rq, &rq->stats.xdp_tx);
+		if (unlikely(vnet_xdp_send(vi, &xf, 1, false) != 1))
+			xdp_return_frame_rx_napi(xf);
+		else
+			rq->xdp_pending |= VNET_XDP_PEND_TX;
+		goto out;
+	case XDP_REDIRECT:
+		if (xdp_do_redirect(vi->dev, &xdp, prog))
+			goto drop;
+		vnet_xdp_rq_inc(rq, &rq->stats.xdp_redirects);
+		rq->xdp_pending |= VNET_XDP_PEND_REDIRECT;
+		goto out;
+	default:
+		vnet_xdp_warn_action(vi->dev, prog, act);
+		fallthrough;
+	case XDP_ABORTED:
+		trace_xdp_exception(vi->dev, prog, act);
+		fallthrough;
+	case XDP_DROP:
+		goto drop;
+	}
+drop:
+	vnet_xdp_rq_inc(rq, &rq->stats.xdp_drops);
+	put_page(virt_to_head_page(xdp.data_hard_start));
+out:
+	rcu_read_unlock();
+	return true;
+}
+
+/* End of a receive poll: flush redirects, notify for XDP_TX frames. */
+void vnet_xdp_rx_end(struct vnet_rq *rq)
+{
+	u8 pending = rq->xdp_pending;
+
+	rq->xdp_pending = 0;
+	if (pending & VNET_XDP_PEND_REDIRECT)
+		xdp_do_flush();
+	if (pending & VNET_XDP_PEND_TX)
+		vnet_xdp_send(rq->qp->vi, NULL, 0, true);
+}
+
+/* --- attach, detach --- */
+
+static void vnet_xdp_rxq_unreg(struct vnet *vi, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		xdp_rxq_info_unreg(&vi->qp[i].rq.xdp_rxq);
+}
+
+static int vnet_xdp_rxq_reg_all(struct vnet *vi)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < vi->max_pairs; i++) {
+		struct vnet_rq *rq = &vi->qp[i].rq;
+
+		err = vnet_xdp_rxq_reg(&rq->xdp_rxq, vi->dev, i,
+				       rq->napi.napi_id);
+		if (!err) {
+			err = xdp_rxq_info_reg_mem_model(&rq->xdp_rxq,
+							 MEM_TYPE_PAGE_SHARED,
+							 NULL);
+			if (err)
+				xdp_rxq_info_unreg(&rq->xdp_rxq);
+		}
+		if (err) {
+			vnet_xdp_rxq_unreg(vi, i);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int vnet_xdp_start(struct vnet *vi, struct netlink_ext_ack *extack)
+{
+	unsigned int stack = vi->curr_pairs;
+	unsigned int extra;
+	int err;
+
+	err = vnet_xdp_rxq_reg_all(vi);
+	if (err)
+		return err;
+	if (vi->offloads) {
+		err = vnet_ctrl_set_offloads(vi, 0);
+		if (err) {
+			NL_SET_ERR_MSG_MOD(extack, "the device refused to turn guest offloads off");
+			vnet_xdp_rxq_unreg(vi, vi->max_pairs);
+			return err;
+		}
+		vi->xdp_saved_offloads = vi->offloads;
+		vi->offloads = 0;
+	}
+	WRITE_ONCE(vi->xdp_headroom, XDP_PACKET_HEADROOM);
+
+	extra = vnet_xdp_dedicated_pairs(vi->max_pairs, stack, nr_cpu_ids);
+	if (extra && !vnet_set_pairs(vi, stack + extra)) {
+		/* The stack keeps its queues; the rest are XDP's. */
+		netif_set_real_num_tx_queues(vi->dev, stack);
+		WRITE_ONCE(vi->xdp_pairs, extra);
+	} else {
+		netdev_info(vi->dev, "XDP: %u queue pairs for %u CPUs: XDP frames share the stack's queues, under their lock\n",
+			    vi->max_pairs, nr_cpu_ids);
+	}
+	return 0;
+}
+
+static void vnet_xdp_stop(struct vnet *vi)
+{
+	unsigned int extra = vi->xdp_pairs;
+
+	WRITE_ONCE(vi->xdp_pairs, 0);
+	/*
+	 * The stack gets its own pair count back, unless the netdev is going
+	 * away (the core detaches programs while unregistering it; queue
+	 * counts changed then leave references on the netdev behind).
+	 */
+	if (extra && vi->dev->reg_state == NETREG_REGISTERED &&
+	    vnet_set_pairs(vi, vi->curr_pairs - extra))
+		netdev_warn(vi->dev, "XDP queue pairs stay enabled\n");
+	WRITE_ONCE(vi->xdp_headroom, 0);
+	if (vi->xdp_saved_offloads) {
+		if (vnet_ctrl_set_offloads(vi, vi->xdp_saved_offloads))
+			netdev_warn(vi->dev, "device refused guest offloads %#llx\n",
+				    vi->xdp_saved_offloads);
+		else
+			vi->offloads = vi->xdp_saved_offloads;
+		vi->xdp_saved_offloads = 0;
+	}
+	vnet_xdp_rxq_unreg(vi, vi->max_pairs);
+}
+
+static int vnet_xdp_set(struct net_device *dev, struct bpf_prog *prog,
+			struct netlink_ext_ack *extack)
+{
+	struct vnet *vi = netdev_priv(dev);
+	struct bpf_prog *old = rtnl_dereference(vi->xdp_prog);
+	const char *why;
+	int err;
+
+	ASSERT_RTNL();
+	BUILD_BUG_ON((int)VNET_XDP_SMALL != (int)VNET_RX_SMALL ||
+		     (int)VNET_XDP_BIG != (int)VNET_RX_BIG ||
+		     (int)VNET_XDP_MERGEABLE != (int)VNET_RX_MERGEABLE);
+	if (prog && !old) {
+		why = vnet_xdp_check_attach((enum vnet_xdp_layout)vi->rx_mode,
+					    dev->mtu,
+					    vnet_xdp_max_frame(PAGE_SIZE,
+							       XDP_PACKET_HEADROOM,
+							       VNET_XDP_TAILROOM),
+					    vi->offloads,
+					    vnet_has(vi, VIRTIO_NET_F_CTRL_GUEST_OFFLOADS));
+		if (why) {
+			vnet_extack_msg(extack, why);
+			netdev_warn(dev, "XDP: %s\n", why);
+			return -EOPNOTSUPP;
+		}
+		err = vnet_xdp_start(vi, extack);
+		if (err)
+			return err;
+	}
+	rcu_assign_pointer(vi->xdp_prog, prog);
+	if (old)
+		bpf_prog_put(old);
+	if (!prog && old) {
+		/* No receive poll uses the program or the rxq info any more. */
+		synchronize_net();
+		vnet_xdp_stop(vi);
+	}
+	return 0;
+}
+
+int vnet_bpf(struct net_device *dev, struct netdev_bpf *bpf)
+{
+	switch (bpf->command) {
+	case XDP_SETUP_PROG:
+		return vnet_xdp_set(dev, bpf->prog, bpf->extack);
+	default:
+		return -EINVAL;
+	}
+}
