@@ -1,7 +1,8 @@
 """kmemleak scan of a guest before it is shut down (test-integration.py --kmemleak).
 
 Needs a kernel with CONFIG_DEBUG_KMEMLEAK (scripts/debug-kernel.sh builds
-one). The scan runs twice, as kmemleak's documentation advises: an object
+one). With lockdep in the kernel, it also checks that lockdep is still on
+(it switches itself off after its first report). The scan runs twice, as kmemleak's documentation advises: an object
 is reported only if no reference to it was found in either. Reports whose
 allocation backtrace runs through virtio_net (a symbol tagged
 [virtio_net], a vnet_ function, or an address in module space that no
@@ -53,7 +54,12 @@ def scan(g, timeout: float = 600) -> tuple[list[str], list[str]]:
 
 
 def check(g) -> str:
-    """Raise CheckFailed on leaks of ours; return a one-line summary."""
+    """Raise CheckFailed on leaks of ours (or when lockdep switched itself
+    off after a report); return a one-line summary."""
+    r = g.run("grep -s 'debug_locks:' /proc/lockdep_stats", quiet=True)
+    if r.rc == 0 and r.out.split()[-1:] != ["1"]:
+        raise CheckFailed(f"lockdep turned itself off during the run ({r.out.strip()}): "
+                          f"see the kernel log for its report")
     ours, others = scan(g)
     if ours:
         raise CheckFailed(f"kmemleak: {len(ours)} unreferenced objects allocated through "
