@@ -159,7 +159,7 @@ def t_link_flap(ctx: Ctx):
         g.set_link(0, True)
         check(poll(lambda: carrier() == "1", 10), f"flap {i + 1}: carrier {carrier()} after up")
 
-    rounds, moved = fault_loop(ctx, 25, 15, flap)
+    rounds, moved = fault_loop(ctx, 20, 15, flap)
     recovered(ctx)
     ctx.note(f"{rounds} flaps, {mib(moved)} during them")
 
@@ -187,9 +187,9 @@ def t_hotplug(ctx: Ctx):
 
 @suite.test("faults.rmmod", FAULTS, "faults", timeout=600)
 def t_rmmod(ctx: Ctx):
-    """5 x rmmod virtio_net while iperf3 runs both ways, insmod, traffic again."""
+    """3 x rmmod virtio_net while iperf3 runs both ways, insmod, traffic again."""
     g = ctx.g
-    rounds = 5
+    rounds = 3
     for i in range(rounds):
         tr = Traffic(g, 60)
         time.sleep(1.5)
@@ -280,7 +280,7 @@ def t_ethtool(ctx: Ctx):
             coal.update(c)
         did[what] += 1
 
-    rounds, moved = fault_loop(ctx, 30, 20, change)
+    rounds, moved = fault_loop(ctx, 25, 15, change)
     # back to the boot settings
     g.run_ok(f"ethtool -L {ifn} combined {nq}")
     if resize:
@@ -308,7 +308,7 @@ def t_cpu_hotplug(ctx: Ctx):
         for c in cpus:
             g.run_ok(f"echo 1 >/sys/devices/system/cpu/cpu{c}/online", timeout=60)
 
-    rounds, moved = fault_loop(ctx, 20, 6, cycle)
+    rounds, moved = fault_loop(ctx, 15, 6, cycle)
     online = g.run_ok("cat /sys/devices/system/cpu/online").strip()
     check(online == f"0-{ncpu - 1}", f"online CPUs {online} after the test")
     recovered(ctx)
@@ -329,7 +329,7 @@ def t_mtu(ctx: Ctx):
         check(got == str(m), f"MTU {got} after setting {m}")
         time.sleep(0.5)
 
-    rounds, moved = fault_loop(ctx, 20, len(seq), change)
+    rounds, moved = fault_loop(ctx, 15, len(seq), change)
     g.run_ok(f"ip link set dev {ifn} mtu 1500")
     # Connections squeezed through MTU 68 leave TCP metrics (ssthresh) and
     # path MTU exceptions behind that keep later guest->host TCP at a few
@@ -353,7 +353,7 @@ def t_freeze(ctx: Ctx):
                          f"(rc={r.rc}): {r.out}{r.err}")
         time.sleep(1.0)
 
-    rounds, moved = fault_loop(ctx, 20, 3, freeze)
+    rounds, moved = fault_loop(ctx, 15, 3, freeze)
     recovered(ctx)
     ctx.note(f"{rounds} suspend/resume cycles ({state}), {mib(moved)}")
 
