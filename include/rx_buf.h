@@ -9,6 +9,7 @@
 #ifndef VNET_RX_BUF_H
 #define VNET_RX_BUF_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 /* Largest Ethernet frame a small buffer holds: header + VLAN tag + 1500. */
@@ -37,6 +38,25 @@ static inline unsigned int vnet_rx_ctx_headroom(const void *ctx)
 	return (unsigned long)ctx >> VNET_CTX_SIZE_BITS;
 }
 
+/*
+ * What the negotiated features allow a receive header to announce
+ * (vnet_rx_hdr_allowed() builds the mask, vnet_rx_check_hdr() uses it).
+ */
+#define VNET_RX_ALLOW_CSUM	BIT(0)	/* GUEST_CSUM: flags may be set */
+#define VNET_RX_ALLOW_TCPV4	BIT(1)	/* GUEST_TSO4 */
+#define VNET_RX_ALLOW_TCPV6	BIT(2)	/* GUEST_TSO6 */
+#define VNET_RX_ALLOW_UDP	BIT(3)	/* GUEST_UFO */
+#define VNET_RX_ALLOW_ECN	BIT(4)	/* GUEST_ECN */
+
+/* The fields of a receive header, in CPU byte order. */
+struct vnet_rx_hdr_fields {
+	u8 flags;
+	u8 gso_type;
+	u16 gso_size;
+	u16 csum_start;
+	u16 csum_offset;
+};
+
 enum vnet_rx_verdict {
 	VNET_RX_OK,
 	VNET_RX_BAD_LEN,	/* used length outside the buffer */
@@ -60,5 +80,11 @@ enum vnet_rx_verdict vnet_rx_check_more(unsigned int used,
 					unsigned int capacity);
 enum vnet_rx_verdict vnet_rx_check_num_buffers(unsigned int num,
 					       unsigned int ring_size);
+enum vnet_rx_verdict vnet_rx_check_frame(unsigned int len,
+					 unsigned int max_frame);
+u32 vnet_rx_hdr_allowed(u64 vfeatures);
+enum vnet_rx_verdict vnet_rx_check_hdr(const struct vnet_rx_hdr_fields *h,
+				       unsigned int len, u32 allowed,
+				       const char **why);
 
 #endif /* VNET_RX_BUF_H */

@@ -241,6 +241,8 @@ struct vnet {
 	bool dev_coal;
 	/* The device may coalesce received frames (any GUEST_TSO/UFO). */
 	bool guest_gso;
+	/* What receive headers may announce (VNET_RX_ALLOW_*). */
+	u32 rx_hdr_allowed;
 
 	/* RSS and hash report state (rss.c), NULL without either. */
 	struct vnet_rss *rss;

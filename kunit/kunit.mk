@@ -14,7 +14,7 @@ vnet_kunit-y := \
 	src/kick_policy.o	kunit/kick_policy_test.o \
 	src/reclaim_policy.o	kunit/reclaim_policy_test.o \
 	src/rx_moderation.o	kunit/rx_moderation_test.o \
-	src/rx_buf.o		kunit/rx_buf_test.o \
+	src/rx_buf.o		kunit/rx_buf_test.o kunit/rx_hdr_test.o \
 	src/features.o		kunit/features_test.o \
 	src/coal.o		kunit/coal_test.o \
 	src/dev_coal.o		kunit/dev_coal_test.o \

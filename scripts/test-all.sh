@@ -70,6 +70,9 @@ qemu_tests() {
 			python3 scripts/test-integration.py --kernel "$k" \
 				--suite affinity \
 				--module "build/$k/virtio_net.ko" || rc=1
+			# faults under traffic and bad user input: ~5 min on 2 cores
+			python3 scripts/test-integration.py --kernel "$k" --suite faults \
+				--module "build/$k/virtio_net.ko" || rc=1
 		else
 			python3 scripts/test-integration.py --kernel "$k" --smoke \
 				--module "build/$k/virtio_net.ko" || rc=1

@@ -20,14 +20,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from vmtest import VmTestError, install_signal_handlers, resolve_kernel  # noqa: E402
-from vmtest import affinity_suite, functional, harness_suite  # noqa: E402
+from vmtest import affinity_suite, faults, functional, harness_suite, kmemleak  # noqa: E402
 from vmtest import failover_suite, parity, rss_suite, xdp_suite  # noqa: E402,F401  (add to functional)
 from vmtest.runner import Runner  # noqa: E402
 from vmtest.util import set_verbose  # noqa: E402
 
 
 SUITES = {"functional": functional.suite, "harness": harness_suite.suite,
-          "affinity": affinity_suite.suite}
+          "affinity": affinity_suite.suite, "faults": faults.suite, "soak": faults.soak_suite}
 
 
 def main() -> int:
@@ -44,12 +44,20 @@ def main() -> int:
     ap.add_argument("--suite", choices=sorted(SUITES), default="functional",
                     help="functional: the driver tests (default); harness: self-checks "
                          "of the harness (topology, hotplug, trace, agent); affinity: "
-                         "IRQ affinity plan and its application (ours only)")
+                         "IRQ affinity plan and its application (ours only); faults: "
+                         "link flaps, hot-unplug, rmmod, ethtool/CPU/MTU/freeze under "
+                         "traffic, out-of-range ethtool and module options (ours only); "
+                         "soak: checksummed transfers while coalescing changes "
+                         "(VNET_SOAK_SECONDS, default 180)")
     ap.add_argument("--smoke", action="store_true",
                     help="boot + ethtool -i + ping + short TCP both ways only")
     ap.add_argument("--only", help="comma separated test names (a prefix like 'feature' "
                                    "selects feature.*)")
     ap.add_argument("--list", action="store_true", help="list the tests and exit")
+    ap.add_argument("--kmemleak", action="store_true",
+                    help="before each guest is stopped, scan for leaks with kmemleak and "
+                         "fail on objects allocated through virtio_net (needs a kernel "
+                         "with CONFIG_DEBUG_KMEMLEAK: scripts/debug-kernel.sh)")
     ap.add_argument("--logs", type=Path, help="where to keep logs of failed tests "
                                               "(default build/test-logs)")
     ap.add_argument("-v", "--verbose", action="count", default=0,
@@ -94,6 +102,8 @@ def main() -> int:
         print(f"=== kernel {key}: {kernel.release} ({kernel.dir}), driver {driver}, "
               f"{len(tests)} tests", flush=True)
         runner = Runner(kernel, driver, a.module.resolve() if a.module else None, a.logs)
+        if a.kmemleak:
+            runner.guest_checks.append(("kmemleak", kmemleak.check))
         ok = runner.run(tests) and ok
     return 0 if ok else 1
 

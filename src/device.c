@@ -211,6 +211,7 @@ static int vnet_setup_layout(struct vnet *vi)
 			    vnet_has(vi, VIRTIO_F_VERSION_1);
 	vi->little_endian = virtio_is_little_endian(vdev);
 	vi->guest_gso = vnet_guest_gso(vdev->features);
+	vi->rx_hdr_allowed = vnet_rx_hdr_allowed(vdev->features);
 	vi->has_cvq = vnet_has(vi, VIRTIO_NET_F_CTRL_VQ);
 	vi->dev_coal = vnet_has(vi, VNET_F_NOTF_COAL) ||
 		       vnet_has(vi, VNET_F_VQ_NOTF_COAL);

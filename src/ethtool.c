@@ -191,8 +191,23 @@ static int vnet_set_ringparam(VNET_RINGPARAM_ARGS)
 		return -EINVAL;
 	}
 
+	/* Frame counts that would exceed the new rings could never be met. */
+	for (i = 0; i < vi->max_pairs; i++) {
+		const char *why;
+
+		if (vnet_tx_coal_check(&vi->qp[i].sq.coal, ring->tx_pending,
+				       &why) ||
+		    vnet_rx_coal_check(&vi->qp[i].rq.coal, ring->rx_pending,
+				       &why)) {
+			vnet_refuse(dev, ack,
+				    "coalescing frame counts exceed the new ring size: lower tx-frames, tx-frames-irq or rx-frames first");
+			return -EINVAL;
+		}
+	}
+
 	if (vi->pairs_enabled)
 		vnet_refill_disable(vi);
+
 	for (i = 0; i < vi->max_pairs; i++) {
 		err = vnet_resize_pair(vi, &vi->qp[i], ring->rx_pending,
 				       ring->tx_pending);

@@ -453,6 +453,43 @@ drop:
 	return NULL;
 }
 
+/*
+ * The assembled frame's length and its header, before the kernel acts on
+ * them: a device that is wrong about either gets its frame dropped.
+ */
+static bool vnet_rx_hdr_ok(struct vnet_rq *rq, const struct sk_buff *skb,
+			   const struct virtio_net_hdr *hdr)
+{
+	struct vnet *vi = rq->qp->vi;
+	struct vnet_rx_hdr_fields f = {
+		.flags = hdr->flags,
+		.gso_type = hdr->gso_type,
+		.gso_size = __virtio16_to_cpu(vi->little_endian, hdr->gso_size),
+		.csum_start = __virtio16_to_cpu(vi->little_endian,
+						hdr->csum_start),
+		.csum_offset = __virtio16_to_cpu(vi->little_endian,
+						 hdr->csum_offset),
+	};
+	const char *why;
+
+	if (vnet_rx_check_frame(skb->len,
+				vnet_max_rx_frame(vi->guest_gso,
+						  vi->dev->max_mtu))) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "frame too long",
+			    skb->len);
+		return false;
+	}
+	if (vnet_rx_check_hdr(&f, skb->len, vi->rx_hdr_allowed, &why)) {
+		vnet_rq_stat_inc(rq, &rq->stats.drop_bad_hdr);
+		net_warn_ratelimited("%s: %s: dropped a %u-byte frame: %s (flags %#x gso_type %#x gso_size %u csum_start %u csum_offset %u)\n",
+				     vi->dev->name, rq->name, skb->len, why,
+				     f.flags, f.gso_type, f.gso_size,
+				     f.csum_start, f.csum_offset);
+		return false;
+	}
+	return true;
+}
+
 /* Turn one used buffer (and those it announces) into a delivered frame. */
 static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 			unsigned int len, u64 *bytes)
@@ -478,6 +515,10 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 	}
 	if (unlikely(!skb))
 		return;
+	if (unlikely(!vnet_rx_hdr_ok(rq, skb, &hdr.mrg.hdr))) {
+		dev_kfree_skb(skb);
+		return;
+	}
 
 	if (hdr.mrg.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID)
 		skb->ip_summed = CHECKSUM_UNNECESSARY;

@@ -6,6 +6,7 @@
 #include <linux/minmax.h>
 #include <linux/if_ether.h>
 #include <linux/if_vlan.h>
+#include <linux/skbuff.h>
 #include <uapi/linux/virtio_net.h>
 #include "rx_buf.h"
 
@@ -105,5 +106,106 @@ enum vnet_rx_verdict vnet_rx_check_num_buffers(unsigned int num,
 {
 	if (!num || num > ring_size)
 		return VNET_RX_BAD_HDR;
+	return VNET_RX_OK;
+}
+
+/*
+ * A whole frame (without the virtio-net header) against the largest the
+ * device may send: mergeable buffers are not bounded by one buffer's
+ * capacity, only by the ring.
+ */
+enum vnet_rx_verdict vnet_rx_check_frame(unsigned int len,
+					 unsigned int max_frame)
+{
+	return len > max_frame ? VNET_RX_BAD_LEN : VNET_RX_OK;
+}
+
+/* Header contents the device may use, from the negotiated features. */
+u32 vnet_rx_hdr_allowed(u64 vfeatures)
+{
+	static const struct {
+		unsigned int feature;
+		u32 allow;
+	} map[] = {
+		{ VIRTIO_NET_F_GUEST_CSUM, VNET_RX_ALLOW_CSUM },
+		{ VIRTIO_NET_F_GUEST_TSO4, VNET_RX_ALLOW_TCPV4 },
+		{ VIRTIO_NET_F_GUEST_TSO6, VNET_RX_ALLOW_TCPV6 },
+		{ VIRTIO_NET_F_GUEST_UFO, VNET_RX_ALLOW_UDP },
+		{ VIRTIO_NET_F_GUEST_ECN, VNET_RX_ALLOW_ECN },
+	};
+	u32 allowed = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(map); i++)
+		if (vfeatures & (1ULL << map[i].feature))
+			allowed |= map[i].allow;
+	return allowed;
+}
+
+/*
+ * The header of a @len-byte frame (virtio-net header excluded).  Checked
+ * here rather than left to the kernel's header conversion, whose checks
+ * differ between the supported kernels: flags and GSO types the features
+ * do not allow, a GSO frame without a segment size, and a checksum whose
+ * position lies outside the frame or inside the Ethernet header.
+ */
+enum vnet_rx_verdict vnet_rx_check_hdr(const struct vnet_rx_hdr_fields *h,
+				       unsigned int len, u32 allowed,
+				       const char **why)
+{
+	const u8 known = VIRTIO_NET_HDR_F_NEEDS_CSUM |
+			 VIRTIO_NET_HDR_F_DATA_VALID;
+	u8 type = h->gso_type & ~VIRTIO_NET_HDR_GSO_ECN;
+	u32 need;
+
+	if (h->flags & ~known) {
+		*why = "unknown flags";
+		return VNET_RX_BAD_HDR;
+	}
+	if (h->flags && !(allowed & VNET_RX_ALLOW_CSUM)) {
+		*why = "checksum flags without GUEST_CSUM";
+		return VNET_RX_BAD_HDR;
+	}
+	if (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM &&
+	    (h->csum_start < ETH_HLEN ||
+	     (u32)h->csum_start + h->csum_offset + sizeof(__sum16) > len)) {
+		*why = "checksum position outside the frame";
+		return VNET_RX_BAD_HDR;
+	}
+
+	switch (type) {
+	case VIRTIO_NET_HDR_GSO_NONE:
+		need = 0;
+		break;
+	case VIRTIO_NET_HDR_GSO_TCPV4:
+		need = VNET_RX_ALLOW_TCPV4;
+		break;
+	case VIRTIO_NET_HDR_GSO_TCPV6:
+		need = VNET_RX_ALLOW_TCPV6;
+		break;
+	case VIRTIO_NET_HDR_GSO_UDP:
+		need = VNET_RX_ALLOW_UDP;
+		break;
+	default:
+		*why = "unknown GSO type";
+		return VNET_RX_BAD_HDR;
+	}
+	if (h->gso_type & VIRTIO_NET_HDR_GSO_ECN) {
+		if (type != VIRTIO_NET_HDR_GSO_TCPV4 &&
+		    type != VIRTIO_NET_HDR_GSO_TCPV6) {
+			*why = "ECN on a frame that is not TCP GSO";
+			return VNET_RX_BAD_HDR;
+		}
+		need |= VNET_RX_ALLOW_ECN;
+	}
+	if ((allowed & need) != need) {
+		*why = "GSO type not negotiated";
+		return VNET_RX_BAD_HDR;
+	}
+	if (type != VIRTIO_NET_HDR_GSO_NONE &&
+	    (!h->gso_size || h->gso_size == GSO_BY_FRAGS)) {
+		*why = "GSO segment size 0 or reserved";
+		return VNET_RX_BAD_HDR;
+	}
 	return VNET_RX_OK;
 }

@@ -9,7 +9,7 @@ import select
 import socket
 import time
 
-from .util import VmTestError, log
+from .util import VmTestError, log, timeout_scale
 
 READY_RE = re.compile(rb"@@VNET - READY (\S*)\n")
 
@@ -183,7 +183,7 @@ class GuestBg:
 
     def wait(self, timeout: float = 60.0, interval: float = 0.5) -> int:
         """Wait for the command to end; returns its exit status."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout * timeout_scale()
         while self.poll() is None:
             if time.monotonic() > deadline:
                 raise VmTestError(f"guest background command still running after "

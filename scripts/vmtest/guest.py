@@ -35,7 +35,7 @@ from .agent import Agent, AgentError, GuestBg, Result
 from .kernels import KernelImage
 from .netns import HostProc, Netns, reap_stale_namespaces
 from .qmp import QMP
-from .util import CheckFailed, VmTestError, log, tail
+from .util import CheckFailed, VmTestError, log, tail, timeout_scale
 
 QEMU = os.environ.get("VNET_QEMU", "qemu-system-x86_64")
 DEFAULT_CMDLINE = ("console=ttyS0,115200 nokaslr panic=-1 no_console_suspend "
@@ -372,7 +372,8 @@ class Guest:
                               f"{tail(self.qemu_log(), 10)}") from None
         t_ready = time.monotonic()
         try:
-            status = self.agent.wait_ready(self.cfg.boot_timeout, alive=self.alive)
+            status = self.agent.wait_ready(self.cfg.boot_timeout * timeout_scale(),
+                                           alive=self.alive)
         except AgentError as e:
             raise VmTestError(f"{self.name}: boot failed: {e}\n--- console tail ---\n"
                               f"{tail(self.console_log(), 40)}\n--- qemu ---\n"
@@ -410,7 +411,7 @@ class Guest:
         """Run a shell command in the guest -> Result (rc, stdout), .err has stderr."""
         if not self.agent:
             raise VmTestError("guest not booted")
-        res = self.agent.run(cmd, timeout, alive=self.alive, quiet=quiet)
+        res = self.agent.run(cmd, timeout * timeout_scale(), alive=self.alive, quiet=quiet)
         if check and res.rc != 0:
             raise CheckFailed(f"guest command failed (rc={res.rc}"
                               f"{', timed out' if res.timed_out else ''}): {cmd}\n"

@@ -16,7 +16,10 @@ PATTERNS = [
     ("KCSAN/UBSAN", r"\b(KCSAN|UBSAN):"),
     ("lockdep", r"possible circular locking|inconsistent lock state|"
                 r"possible recursive locking|suspicious RCU usage|"
-                r"sleeping function called from invalid context"),
+                r"sleeping function called from invalid context|"
+                r"trying to register non-static key|DEBUG_LOCKS_WARN_ON|"
+                r"turning off the locking correctness validator"),
+    ("kmemleak", r"kmemleak: \d+ new suspected memory leaks"),
     ("general protection fault", r"general protection fault"),
     ("soft lockup", r"watchdog: BUG: soft lockup|soft lockup - CPU"),
     ("hard lockup", r"hard LOCKUP"),

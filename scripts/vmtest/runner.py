@@ -19,7 +19,7 @@ from typing import Callable
 
 from .guest import Guest, VMConfig
 from .kernels import KernelImage
-from .util import REPO_ROOT, CheckFailed, VmTestError, log
+from .util import REPO_ROOT, CheckFailed, VmTestError, log, timeout_scale
 
 
 class TestTimeout(Exception):
@@ -114,6 +114,9 @@ class Runner:
         self.guest: Guest | None = None
         self.guest_boot: str = ""
         self.failed_boots: dict[VMConfig, str] = {}  # don't retry a config that failed twice
+        # (name, fn(guest) -> note) run on every guest before it is stopped;
+        # each is reported as a test "<name>@<boot>" (e.g. a kmemleak scan)
+        self.guest_checks: list[tuple[str, Callable]] = []
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -131,8 +134,24 @@ class Runner:
 
     def _stop_guest(self) -> None:
         if self.guest:
+            self._guest_checks(self.guest)
             self.guest.shutdown()
             self.guest = None
+
+    def _guest_checks(self, g: Guest) -> None:
+        for name, fn in self.guest_checks:
+            if not g.alive() or (g.agent and g.agent.broken):
+                self._finish(TestCase(f"{name}@{self.guest_boot}", fn, g.cfg), False, 0.0,
+                             "guest not usable any more", [])
+                continue
+            t0 = time.monotonic()
+            try:
+                ok, msg, notes = True, "", [fn(g)]
+            except (CheckFailed, VmTestError) as e:
+                ok, msg, notes = False, str(e), []
+                self._save_logs(f"{name}@{self.guest_boot}", g, msg)
+            self._finish(TestCase(f"{name}@{self.guest_boot}", fn, g.cfg), ok,
+                         time.monotonic() - t0, msg, notes)
 
     def _boot(self, t: TestCase) -> Guest:
         g = Guest(self.kernel, t.config, driver=self.driver, module=self.module,
@@ -205,7 +224,7 @@ class Runner:
         ok, msg = True, ""
         try:
             mark = g.mark()
-            signal.alarm(int(t.timeout))
+            signal.alarm(int(t.timeout * timeout_scale()))
             try:
                 t.func(ctx)
             finally:
@@ -216,7 +235,7 @@ class Runner:
         except (CheckFailed, AssertionError) as e:
             ok, msg = False, str(e) or repr(e)
         except TestTimeout:
-            ok, msg = False, f"timed out after {t.timeout:.0f}s"
+            ok, msg = False, f"timed out after {t.timeout * timeout_scale():.0f}s"
         except Exception as e:
             ok, msg = False, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
         dt = time.monotonic() - t0

@@ -30,6 +30,15 @@ def cache_dir() -> Path:
     return base
 
 
+def timeout_scale() -> float:
+    """VNET_TIMEOUT_SCALE: factor for boot, test and guest command timeouts
+    (a KASAN/lockdep guest kernel under TCG is several times slower)."""
+    try:
+        return max(1.0, float(os.environ.get("VNET_TIMEOUT_SCALE", "1") or 1))
+    except ValueError:
+        return 1.0
+
+
 _T0 = time.monotonic()
 VERBOSE = int(os.environ.get("VNET_VERBOSE", "0") or 0)
 

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit: receive headers and frame lengths a hostile or broken device may
+ * hand back, fed to the checks that run before the kernel sees them.
+ */
+#include <kunit/test.h>
+#include <linux/limits.h>
+#include <linux/skbuff.h>
+#include <uapi/linux/virtio_net.h>
+#include "rx_buf.h"
+
+#define ALL_RX	(VNET_RX_ALLOW_CSUM | VNET_RX_ALLOW_TCPV4 | VNET_RX_ALLOW_TCPV6 | \
+		 VNET_RX_ALLOW_UDP | VNET_RX_ALLOW_ECN)
+
+/* A 1514-byte TCP/IPv4 frame: checksum at 34 + 16. */
+#define FRAME	1514U
+
+static enum vnet_rx_verdict check(u8 flags, u8 gso_type, u16 gso_size,
+				  u16 start, u16 off, unsigned int len,
+				  u32 allowed)
+{
+	struct vnet_rx_hdr_fields h = {
+		.flags = flags, .gso_type = gso_type, .gso_size = gso_size,
+		.csum_start = start, .csum_offset = off,
+	};
+	const char *why = NULL;
+	enum vnet_rx_verdict v = vnet_rx_check_hdr(&h, len, allowed, &why);
+
+	/* Every refusal says why; an accepted header leaves why alone. */
+	if (v != VNET_RX_OK && !why)
+		return VNET_RX_BAD_LEN;
+	if (v == VNET_RX_OK && why)
+		return VNET_RX_BAD_LEN;
+	return v;
+}
+
+static void rxhdr_allowed_from_features(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, vnet_rx_hdr_allowed(0), 0U);
+	KUNIT_EXPECT_EQ(test, vnet_rx_hdr_allowed(1ULL << VIRTIO_NET_F_GUEST_CSUM),
+			VNET_RX_ALLOW_CSUM);
+	KUNIT_EXPECT_EQ(test, vnet_rx_hdr_allowed((1ULL << VIRTIO_NET_F_GUEST_CSUM) |
+						  (1ULL << VIRTIO_NET_F_GUEST_TSO4) |
+						  (1ULL << VIRTIO_NET_F_GUEST_TSO6) |
+						  (1ULL << VIRTIO_NET_F_GUEST_UFO) |
+						  (1ULL << VIRTIO_NET_F_GUEST_ECN)),
+			ALL_RX);
+	/* Host-side offloads say nothing about what we receive. */
+	KUNIT_EXPECT_EQ(test, vnet_rx_hdr_allowed((1ULL << VIRTIO_NET_F_CSUM) |
+						  (1ULL << VIRTIO_NET_F_HOST_TSO4)),
+			0U);
+}
+
+static void rxhdr_plain_frames(struct kunit *test)
+{
+	/* An all-zero header is always fine, even with nothing negotiated. */
+	KUNIT_EXPECT_EQ(test, check(0, 0, 0, 0, 0, FRAME, 0), VNET_RX_OK);
+	/* Leftover gso_size/csum fields of a non-GSO, no-checksum frame. */
+	KUNIT_EXPECT_EQ(test, check(0, 0, 1448, 9999, 9999, FRAME, ALL_RX), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, check(VIRTIO_NET_HDR_F_DATA_VALID, 0, 0, 0, 0, FRAME, ALL_RX),
+			VNET_RX_OK);
+}
+
+static void rxhdr_flags(struct kunit *test)
+{
+	/* Checksum flags need GUEST_CSUM. */
+	KUNIT_EXPECT_EQ(test, check(VIRTIO_NET_HDR_F_DATA_VALID, 0, 0, 0, 0, FRAME, 0),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(VIRTIO_NET_HDR_F_NEEDS_CSUM, 0, 0, 34, 16, FRAME, 0),
+			VNET_RX_BAD_HDR);
+	/* RSC_INFO (never negotiated) and undefined bits. */
+	KUNIT_EXPECT_EQ(test, check(4, 0, 0, 0, 0, FRAME, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(0x80, 0, 0, 0, 0, FRAME, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(0xff, 0, 0, 34, 16, FRAME, ALL_RX), VNET_RX_BAD_HDR);
+	/* Both checksum flags together are allowed. */
+	KUNIT_EXPECT_EQ(test, check(VIRTIO_NET_HDR_F_NEEDS_CSUM | VIRTIO_NET_HDR_F_DATA_VALID,
+				    0, 0, 34, 16, FRAME, ALL_RX), VNET_RX_OK);
+}
+
+static void rxhdr_checksum_position(struct kunit *test)
+{
+	const u8 nc = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, 34, 16, FRAME, ALL_RX), VNET_RX_OK);
+	/* The checksum field ends exactly at the end of the frame. */
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, FRAME - 8, 6, FRAME, ALL_RX), VNET_RX_OK);
+	/* One byte beyond it. */
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, FRAME - 8, 7, FRAME, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, FRAME - 1, 0, FRAME, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, FRAME, 0, FRAME, ALL_RX), VNET_RX_BAD_HDR);
+	/* Largest values: no 16-bit overflow lets them through. */
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, U16_MAX, U16_MAX, FRAME, ALL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, U16_MAX, U16_MAX, UINT_MAX, ALL_RX), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, 34, U16_MAX, FRAME, ALL_RX), VNET_RX_BAD_HDR);
+	/* Inside the Ethernet header. */
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, 0, 16, FRAME, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, 13, 16, FRAME, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, 14, 16, FRAME, ALL_RX), VNET_RX_OK);
+	/* A frame too short for any checksum. */
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, 14, 0, 15, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, 14, 0, 16, ALL_RX), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, check(nc, 0, 0, 14, 0, 0, ALL_RX), VNET_RX_BAD_HDR);
+}
+
+static void rxhdr_gso_types(struct kunit *test)
+{
+	const u8 nc = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	const u32 len = 65000;
+
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV4, 1448, 34, 16, len, ALL_RX),
+			VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV6, 1428, 54, 16, len, ALL_RX),
+			VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_UDP, 1472, 34, 6, len, ALL_RX),
+			VNET_RX_OK);
+	/* GSO of already checksummed data (forwarded GRO frames). */
+	KUNIT_EXPECT_EQ(test, check(VIRTIO_NET_HDR_F_DATA_VALID, VIRTIO_NET_HDR_GSO_TCPV4,
+				    1448, 0, 0, len, ALL_RX), VNET_RX_OK);
+	/* Each type needs its feature. */
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV4, 1448, 34, 16, len,
+				    ALL_RX & ~VNET_RX_ALLOW_TCPV4), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV6, 1428, 54, 16, len,
+				    ALL_RX & ~VNET_RX_ALLOW_TCPV6), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_UDP, 1472, 34, 6, len,
+				    ALL_RX & ~VNET_RX_ALLOW_UDP), VNET_RX_BAD_HDR);
+	/* Types that do not exist or were never offered (5: UDP_L4, i.e. USO). */
+	KUNIT_EXPECT_EQ(test, check(nc, 2, 1448, 34, 16, len, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, 5, 1472, 34, 6, len, ALL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, 0x7f, 1448, 34, 16, len, ALL_RX), VNET_RX_BAD_HDR);
+}
+
+static void rxhdr_gso_ecn(struct kunit *test)
+{
+	const u8 nc = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	const u8 ecn = VIRTIO_NET_HDR_GSO_ECN;
+	const u32 len = 65000;
+
+	KUNIT_EXPECT_EQ(test, check(nc, ecn | VIRTIO_NET_HDR_GSO_TCPV4, 1448, 34, 16, len,
+				    ALL_RX), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, check(nc, ecn | VIRTIO_NET_HDR_GSO_TCPV6, 1428, 54, 16, len,
+				    ALL_RX), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, check(nc, ecn | VIRTIO_NET_HDR_GSO_TCPV4, 1448, 34, 16, len,
+				    ALL_RX & ~VNET_RX_ALLOW_ECN), VNET_RX_BAD_HDR);
+	/* ECN alone, or on UDP. */
+	KUNIT_EXPECT_EQ(test, check(0, ecn, 0, 0, 0, len, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, ecn | VIRTIO_NET_HDR_GSO_UDP, 1472, 34, 6, len,
+				    ALL_RX), VNET_RX_BAD_HDR);
+}
+
+static void rxhdr_gso_size(struct kunit *test)
+{
+	const u8 nc = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	const u32 len = 65000;
+
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV4, 0, 34, 16, len, ALL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV6, 0, 54, 16, len, ALL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV4, GSO_BY_FRAGS, 34, 16, len,
+				    ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV4, 1, 34, 16, len, ALL_RX),
+			VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV4, GSO_BY_FRAGS - 1, 34, 16,
+				    len, ALL_RX), VNET_RX_OK);
+	/* GSO with its checksum outside the frame. */
+	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_TCPV4, 1448, 34, 16, 40, ALL_RX),
+			VNET_RX_BAD_HDR);
+}
+
+static void rxhdr_frame_length(struct kunit *test)
+{
+	const unsigned int gso = vnet_max_rx_frame(true, 1500);
+	const unsigned int plain = vnet_max_rx_frame(false, 1500);
+
+	KUNIT_EXPECT_EQ(test, vnet_rx_check_frame(plain, plain), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, vnet_rx_check_frame(plain + 1, plain), VNET_RX_BAD_LEN);
+	KUNIT_EXPECT_EQ(test, vnet_rx_check_frame(gso, gso), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, vnet_rx_check_frame(gso + 1, gso), VNET_RX_BAD_LEN);
+	/* 256 mergeable buffers of a page each: far beyond any frame. */
+	KUNIT_EXPECT_EQ(test, vnet_rx_check_frame(256 * 4096, gso), VNET_RX_BAD_LEN);
+	KUNIT_EXPECT_EQ(test, vnet_rx_check_frame(UINT_MAX, gso), VNET_RX_BAD_LEN);
+	KUNIT_EXPECT_EQ(test, vnet_rx_check_frame(0, gso), VNET_RX_OK);
+}
+
+static struct kunit_case rx_hdr_cases[] = {
+	KUNIT_CASE(rxhdr_allowed_from_features),
+	KUNIT_CASE(rxhdr_plain_frames),
+	KUNIT_CASE(rxhdr_flags),
+	KUNIT_CASE(rxhdr_checksum_position),
+	KUNIT_CASE(rxhdr_gso_types),
+	KUNIT_CASE(rxhdr_gso_ecn),
+	KUNIT_CASE(rxhdr_gso_size),
+	KUNIT_CASE(rxhdr_frame_length),
+	{}
+};
+
+static struct kunit_suite rx_hdr_suite = {
+	.name = "vnet_rx_hdr",
+	.test_cases = rx_hdr_cases,
+};
+
+kunit_test_suite(rx_hdr_suite);
