@@ -188,6 +188,13 @@ def check_applied(ctx: Ctx, nics: int) -> None:
         check(logged == plan, f"{net.ifname(g, n)}: last plan in dmesg {logged}, "
                               f"sysfs {plan}")
     traffic(g, nics, seconds=2)
+    # On x86 an IRQ moved to another CPU keeps firing on the old one until
+    # its next interrupt completes the move; a vector that has not fired
+    # since the last re-plan (TX vectors fire rarely: reclaim is batched)
+    # is allowed that one interrupt off plan.
+    moving = {irq for n in range(nics) for irq in vectors(g, n).values()
+              if cpulist(g.run_ok(f"cat /proc/irq/{irq}/effective_affinity_list"))
+              != cpulist(g.run_ok(f"cat /proc/irq/{irq}/smp_affinity_list"))}
     before = irq_counts(g)
     traffic(g, nics, seconds=3)
     after = irq_counts(g)
@@ -210,11 +217,13 @@ def check_applied(ctx: Ctx, nics: int) -> None:
                 if total:
                     check(eff == {cpu}, f"{ifn} {kind}.{pair} (irq {irq}) effective "
                                         f"affinity {sorted(eff)}, plan CPU {cpu}")
-                    share = delta[cpu] / total
+                    move = 1 if irq in moving else 0
+                    share = min(1.0, (delta[cpu] + move) / total)
                     worst = min(worst, share)
                     check(share >= MIN_ON_PLANNED,
                           f"{ifn} {kind}.{pair}: {share:.1%} of {total} interrupts on "
-                          f"planned CPU {cpu} ({delta})")
+                          f"planned CPU {cpu} ({delta}"
+                          f"{', one allowed off plan: its move was pending' if move else ''})")
     ctx.note(f"{sum(len(p) for p in plans)} pairs, worst vector {worst:.1%} on plan")
 
 
