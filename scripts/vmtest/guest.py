@@ -35,7 +35,7 @@ from .agent import Agent, AgentError, GuestBg, Result
 from .kernels import KernelImage
 from .netns import HostProc, Netns, reap_stale_namespaces
 from .qmp import QMP
-from .util import CheckFailed, VmTestError, log, tail, timeout_scale
+from .util import CheckFailed, VmTestError, cache_dir, log, tail, timeout_scale
 
 QEMU = os.environ.get("VNET_QEMU", "qemu-system-x86_64")
 DEFAULT_CMDLINE = ("console=ttyS0,115200 nokaslr panic=-1 no_console_suspend "
@@ -325,6 +325,8 @@ class Guest:
                     raise VmTestError(f"{e}\n(logs in {self.workdir})") from None
                 raise
         self.boot_time = time.monotonic() - t0
+        if os.environ.get("VNET_KALLSYMS") == "1":
+            self._save_kallsyms()
         log(f"{self.name}: booted in {self.boot_time:.1f}s ({self.kernel.release}, "
             f"driver={self.driver})", 1)
         return self
@@ -607,6 +609,67 @@ class Guest:
                 _LIVE.remove(self)
             if not (self.keep_workdir if keep_workdir is None else keep_workdir):
                 shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _kallsyms_file(self) -> Path:
+        return cache_dir() / "kallsyms" / self.kernel.release
+
+    def _save_kallsyms(self) -> None:
+        """The kernel's own text symbols, once per kernel, for vcpu_dump
+        (Debian's System.map is a stub; with nokaslr the addresses are the
+        same at every boot).  Reading them through the agent takes about
+        100 s, so only with VNET_KALLSYMS=1."""
+        f = self._kallsyms_file()
+        if f.is_file():
+            return
+        text = self.run_ok(r"grep -E '^[0-9a-f]+ [tTwW] [^[:space:]]+$' /proc/kallsyms",
+                           timeout=120)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(f)
+
+    def vcpu_dump(self, samples: int = 3, gap: float = 1.0) -> str:
+        """Where each vCPU is, a few times (QMP 'info registers -a'): for a
+        guest that stopped answering, tells a spinning CPU (and in which
+        kernel function) from an idle one."""
+        import bisect
+        syms: list[tuple[int, str]] = []
+        smap = self._kallsyms_file()
+        if smap.is_file():
+            for line in smap.read_text(errors="replace").splitlines():
+                f = line.split()
+                if len(f) == 3 and f[1] in "tTwW":
+                    syms.append((int(f[0], 16), f[2]))
+            syms.sort()
+        addrs = [a for a, _ in syms]
+
+        def name(rip: int) -> str:
+            if rip >= 0xffffffffc0000000:
+                return "module code"
+            i = bisect.bisect_right(addrs, rip) - 1
+            if i < 0:
+                return "(no symbols: boot once with VNET_KALLSYMS=1)"
+            return f"{syms[i][1]}+{rip - syms[i][0]:#x}"
+
+        out = []
+        for s in range(samples):
+            try:
+                text = self._qmp.cmd("human-monitor-command",
+                                     **{"command-line": "info registers -a"}, timeout=10)
+            except Exception as e:   # noqa: BLE001 - a diagnostic must not mask the failure
+                out.append(f"sample {s}: {e}")
+                break
+            cpu = "?"
+            for line in str(text).splitlines():
+                m = re.match(r"CPU#(\d+)", line)
+                if m:
+                    cpu = m.group(1)
+                m = re.search(r"RIP=([0-9a-f]{16}).*?(HLT=\d)", line)
+                if m:
+                    rip = int(m.group(1), 16)
+                    out.append(f"sample {s} cpu {cpu}: rip {rip:#x} {name(rip)} {m.group(2)}")
+            time.sleep(gap)
+        return "\n".join(out) + "\n"
 
     def save_logs(self, dest: Path) -> None:
         """Copy the logs of this guest (console, dmesg, agent, qmp, qemu, trace) to dest."""

@@ -128,6 +128,9 @@ class Runner:
         (dest / "failure.txt").write_text(message + "\n")
         if guest:
             if guest.alive():
+                if "guest agent" in message:
+                    # the guest stopped answering: where are its CPUs?
+                    (dest / "vcpus.txt").write_text(guest.vcpu_dump())
                 guest.drain_dmesg()
             guest.save_logs(dest)
         return dest
@@ -173,7 +176,10 @@ class Runner:
 
     def run(self, tests: list[TestCase]) -> bool:
         import shutil
-        shutil.rmtree(self.logs, ignore_errors=True)
+        # only the logs of the tests about to run: another suite's failure
+        # logs for the same kernel and driver stay for the reader
+        for t in tests:
+            shutil.rmtree(self.logs / t.name, ignore_errors=True)
         t_all = time.monotonic()
         old = signal.signal(signal.SIGALRM, _alarm)
         try:
