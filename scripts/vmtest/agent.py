@@ -50,6 +50,8 @@ class Agent:
         self.buf = b""
         self.logfile = logfile
         self.broken: str | None = None
+        self.rawtail = b""   # the last bytes received, for a hang report
+        self.sent: list[str] = []   # and the last requests sent
         self.ready_status: str | None = None
 
     def close(self):
@@ -75,6 +77,7 @@ class Agent:
                     self.broken = "agent connection closed (QEMU exited?)"
                     raise AgentError(self.broken)
                 self.buf += data
+                self.rawtail = (self.rawtail + data)[-4096:]
                 return
             if alive is not None and not alive():
                 self.broken = "QEMU exited"
@@ -96,10 +99,19 @@ class Agent:
         self.ready_status = m.group(1).decode()
         return self.ready_status
 
-    def _send(self, line: str):
+    def _send(self, line: str, pause: float = 0.0):
+        """Send one request line; with pause, its first half, a pause,
+        then the rest (tests how the agent reads a line that arrives in
+        pieces)."""
         if self.broken:
             raise AgentError(f"agent unusable: {self.broken}")
-        self.sock.sendall(line.encode() + b"\n")
+        data = line.encode() + b"\n"
+        if pause:
+            self.sock.sendall(data[:len(data) // 2])
+            time.sleep(pause)
+            data = data[len(data) // 2:]
+        self.sock.sendall(data)
+        self.sent = (self.sent + [f"{time.monotonic():.1f} {line[:30]}"])[-5:]
 
     def ping(self, timeout: float = 10.0) -> bool:
         tok = secrets.token_hex(6)
@@ -112,12 +124,14 @@ class Agent:
         self.buf = self.buf[m.end():]
         return True
 
-    def run(self, cmd: str, timeout: float = 60.0, alive=None, quiet: bool = False) -> Result:
-        """Run a shell script in the guest; the guest kills it after timeout."""
+    def run(self, cmd: str, timeout: float = 60.0, alive=None, quiet: bool = False,
+            pause: float = 0.0) -> Result:
+        """Run a shell script in the guest; the guest kills it after timeout
+        (pause: see _send)."""
         tok = secrets.token_hex(6)
         b64 = base64.b64encode(cmd.encode()).decode()
         t0 = time.monotonic()
-        self._send(f"RUN {tok} {max(1, int(round(timeout)))} {b64}")
+        self._send(f"RUN {tok} {max(1, int(round(timeout)))} {b64}", pause)
         end_re = re.compile(rb"\n@@VNET " + tok.encode() + rb" BEGIN\n(.*?)@@VNET " + tok.encode()
                             + rb" ERR\n(.*?)@@VNET " + tok.encode() + rb" END (\d+) ?(\w*)\n", re.S)
         # the guest enforces the timeout; allow for a slow serial line on top
@@ -207,6 +221,6 @@ class GuestBg:
     def result(self, timeout: float = 60.0) -> Result:
         rc = self.wait(timeout)
         res = Result(rc, self.output(), self.stderr(), False, self.cmd)
-        self.guest.run(f"rm -f {self._f} {self._f}.out {self._f}.err {self._f}.rc",
+        self.guest.run(f"rm -f {self._f} {self._f}.out {self._f}.err {self._f}.rc {self._f}.pid",
                        timeout=15, quiet=True)
         return res

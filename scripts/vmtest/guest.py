@@ -31,15 +31,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import initramfs, logcheck
-from .agent import Agent, AgentError, GuestBg, Result
+from .agent import AGENT_DIR, Agent, AgentError, GuestBg, Result
 from .kernels import KernelImage
 from .netns import HostProc, Netns, reap_stale_namespaces
 from .qmp import QMP
 from .util import CheckFailed, VmTestError, cache_dir, log, tail, timeout_scale
 
 QEMU = os.environ.get("VNET_QEMU", "qemu-system-x86_64")
+# sysrq_always_enabled: Guest.sysrq() (QMP sendkey through the PS/2
+# keyboard) must work on a guest that no longer answers its agent.
 DEFAULT_CMDLINE = ("console=ttyS0,115200 nokaslr panic=-1 no_console_suspend "
-                   "mitigations=off")
+                   "mitigations=off sysrq_always_enabled")
 _LIVE: list["Guest"] = []
 # Printed by every kernel just before it starts userspace.
 KERNEL_REACHED_INIT = "Run /init as init process"
@@ -669,6 +671,46 @@ class Guest:
                     rip = int(m.group(1), 16)
                     out.append(f"sample {s} cpu {cpu}: rip {rip:#x} {name(rip)} {m.group(2)}")
             time.sleep(gap)
+        return "\n".join(out) + "\n"
+
+    def sysrq(self, keys: str = "wt", settle: float = 3.0) -> None:
+        """Press alt-sysrq-<key> for each key through QMP (the PS/2
+        keyboard, not the agent); the kernel prints the answer on the
+        console (w: blocked tasks, t: every task, l: every CPU).  For a
+        guest that stopped answering: tells a task stuck in the kernel from
+        an agent that never saw its request."""
+        for k in keys:
+            try:
+                self._qmp.cmd("human-monitor-command",
+                              **{"command-line": f"sendkey alt-sysrq-{k}"}, timeout=10)
+            except Exception as e:   # noqa: BLE001 - a diagnostic must not mask the failure
+                log(f"warning: sysrq {k} on {self.name}: {e}")
+                return
+            time.sleep(settle)
+
+    def hang_probe(self) -> str:
+        """For a guest that stopped answering: what the host sent and
+        received last, whether the agent still answers a PING, and which
+        requests reached it (its requests log).  Tells a request lost on
+        the way in from a command stuck in the guest."""
+        if not self.agent:
+            return "no agent\n"
+        a = self.agent
+        out = [f"unconsumed agent input ({len(a.buf)} bytes): {a.buf[-3000:]!r}",
+               f"last bytes received: {a.rawtail!r}",
+               f"last requests sent (host monotonic {time.monotonic():.1f} now): {a.sent}"]
+        broken, a.broken = a.broken, None
+        try:
+            pong = a.ping(timeout=10)
+            out.append(f"PING after the hang: {'answered' if pong else 'no answer'}")
+            if pong:
+                out.append("requests the agent read last:\n" + a.run(
+                    f"tail -8 {AGENT_DIR}/requests; cat /proc/tty/driver/serial",
+                    timeout=15, quiet=True).out)
+        except Exception as e:   # noqa: BLE001 - a diagnostic must not mask the failure
+            out.append(f"PING after the hang: {e}")
+        finally:
+            a.broken = broken
         return "\n".join(out) + "\n"
 
     def save_logs(self, dest: Path) -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import time
 
 from . import net
+from .agent import AgentError
 from .functional import check, poll
 from .guest import Nic, VMConfig
 from .runner import Ctx, Suite
+from .util import CheckFailed
 
 suite = Suite("harness")
 
@@ -23,7 +25,8 @@ TOPO = VMConfig(smp=4, sockets=1, cores=2, threads=2, numa_nodes=2, memory=1024,
 
 @suite.test("harness.agent", TOPO, "topo", smoke=True)
 def t_agent(ctx: Ctx):
-    """Agent framing: stdout/stderr/rc, binary-ish output, timeouts kill the group."""
+    """Agent framing: stdout/stderr/rc, binary-ish output, timeouts kill the group;
+    a request cut around the end of a background job still arrives whole."""
     g = ctx.g
     r = g.run("echo out; echo err >&2; printf '@@VNET x END 0\\n'; exit 3")
     check(r.rc == 3 and r.out == "out\n@@VNET x END 0\n" and r.err == "err\n", f"framing: {r!r}")
@@ -37,6 +40,20 @@ def t_agent(ctx: Ctx):
     bg = g.run_bg("sleep 1; echo done; exit 5")
     res = bg.result(timeout=30)
     check(res.rc == 5 and res.out == "done\n", f"background: {res!r}")
+    # A background job that ends while a request line is still arriving
+    # must not cut the line: busybox ash restarts a read that SIGCHLD
+    # interrupts and drops what it had read, so the agent keeps its jobs
+    # out of its own children.  The line comes in two pieces, 1 s apart,
+    # and the job ends in between.
+    for i in range(3):
+        bg = g.run_bg("sleep 0.3")
+        try:
+            r = g.agent.run(f"echo {i}", timeout=10, pause=1.0)
+        except AgentError as e:
+            raise CheckFailed(f"request {i}, split around the end of a background job, "
+                              f"was lost: {e}") from None
+        check(r.rc == 0 and r.out == f"{i}\n", f"split request {i}: {r!r}")
+        check(bg.result(timeout=30).rc == 0, "background sleep failed")
 
 
 @suite.test("harness.topology", TOPO, "topo")

@@ -129,8 +129,11 @@ class Runner:
         if guest:
             if guest.alive():
                 if "guest agent" in message:
-                    # the guest stopped answering: where are its CPUs?
+                    # the guest stopped answering: where are its CPUs,
+                    # and its tasks (on the console, saved below)?
                     (dest / "vcpus.txt").write_text(guest.vcpu_dump())
+                    guest.sysrq("wt")
+                    (dest / "hang-probe.txt").write_text(guest.hang_probe())
                 guest.drain_dmesg()
             guest.save_logs(dest)
         return dest
