@@ -7,6 +7,7 @@ They double as usage examples of the vmtest library.
 
 from __future__ import annotations
 
+import os
 import time
 
 from . import net
@@ -139,3 +140,32 @@ def t_sockperf(ctx: Ctx):
     check(udp["avg_us"] > 0 and tcp["avg_us"] > 0, f"latencies {udp} {tcp}")
     ctx.note(f"udp avg {udp['avg_us']:.0f}us p99 {udp.get('p99_us', 0):.0f}us, "
              f"tcp avg {tcp['avg_us']:.0f}us")
+
+
+STRESS = VMConfig(smp=4, memory=1024, nics=(Nic(queues=4),))
+
+
+@suite.test("harness.agent_stress", STRESS, "stress", timeout=3600)
+def t_agent_stress(ctx: Ctx):
+    """The agent under load for VNET_AGENT_STRESS_SECONDS (default 300, < 3500): paced
+    iperf3 both ways, CPU offline/online in a loop, a background job started
+    and polled over and over.  Not in CI; reruns the search for lost requests
+    (README, "Reliability", known problems)."""
+    g = ctx.g
+    seconds = float(os.environ.get("VNET_AGENT_STRESS_SECONDS", "300"))
+    net.host_iperf_server(g)
+    net.host_iperf_server(g, net.IPERF_PORT + 1)
+    long = seconds + 60
+    g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=int(long), extra="-P 4 -b 20M"))
+    g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "rx", seconds=int(long), port=net.IPERF_PORT + 1,
+                           extra="-P 4 -b 20M"))
+    g.run_bg("while :; do for c in 3 2 1; do "
+             "echo 0 > /sys/devices/system/cpu/cpu$c/online; sleep 0.2; "
+             "echo 1 > /sys/devices/system/cpu/cpu$c/online; sleep 0.2; done; done")
+    t0 = time.monotonic()
+    n = 0
+    while time.monotonic() - t0 < seconds:
+        res = g.run_bg("sleep 0.1; echo hi").result(timeout=30)
+        check(res.rc == 0 and res.out == "hi\n", f"background job {n}: {res!r}")
+        n += 1
+    ctx.note(f"{n} background jobs in {time.monotonic() - t0:.0f} s")
