@@ -89,7 +89,11 @@ struct vnet_kick_state {
 	u64 last_end_ns;	/* when the previous burst ended */
 	u64 gap_avg_ns;	/* adaptive: moving average of burst gaps */
 	u64 max_hold_ns;	/* longest wait of a packet for its kick */
-	/* Latest a flush timer ran after its deadline (its own latency). */
+	/*
+	 * Latest a flush came after its deadline because the armed timer
+	 * was late (its own latency, seen by the timer or by a transmit
+	 * that got there first).
+	 */
 	u64 max_late_ns;
 };
 
@@ -114,8 +118,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg);
 u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg);
-void vnet_kick_timer_ran(struct vnet_kick_state *s,
-			 const struct vnet_kick_cfg *cfg, u64 now);
+void vnet_kick_flush_late(struct vnet_kick_state *s, u64 late_ns);
 bool vnet_kick_overdue(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg, u64 now);
 void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,

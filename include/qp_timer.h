@@ -75,6 +75,13 @@ struct vnet_qp_timer {
 	u64 arms[VNET_TIMER_USERS];
 	/* Times each user's deadline expired and its handler ran. */
 	u64 fires[VNET_TIMER_USERS];
+	/*
+	 * End of the window of each user's last expiry (ns): its handler
+	 * may read its own entry to learn how late the timer ran.
+	 */
+	u64 fired_limit[VNET_TIMER_USERS];
+	/* Latest each user's deadline expired after its window ended (ns). */
+	u64 max_late[VNET_TIMER_USERS];
 };
 
 void vnet_qp_timer_init(struct vnet_qp_timer *t,
@@ -84,11 +91,17 @@ void vnet_qp_timer_start(struct vnet_qp_timer *t);
 void vnet_qp_timer_stop(struct vnet_qp_timer *t);
 bool vnet_qp_timer_request(struct vnet_qp_timer *t, enum vnet_timer_user user,
 			   u64 delay_ns);
+bool vnet_qp_timer_request_at(struct vnet_qp_timer *t,
+			      enum vnet_timer_user user, u64 due, u64 limit);
 bool vnet_qp_timer_request_window(struct vnet_qp_timer *t,
 				  enum vnet_timer_user user,
 				  u64 min_ns, u64 max_ns);
 void vnet_qp_timer_cancel(struct vnet_qp_timer *t, enum vnet_timer_user user);
 bool vnet_qp_timer_pending(struct vnet_qp_timer *t, enum vnet_timer_user user);
+u64 vnet_qp_timer_max_late(struct vnet_qp_timer *t, enum vnet_timer_user user,
+			   bool reset);
+u64 vnet_qp_timer_overdue_limit(struct vnet_qp_timer *t,
+				enum vnet_timer_user user, u64 now);
 void vnet_qp_timer_counts(struct vnet_qp_timer *t, enum vnet_timer_user user,
 			  u64 *arms, u64 *fires);
 

@@ -161,8 +161,11 @@ struct vnet_sq {
 	/*
 	 * Set by the flush timer when it found the TX queue lock taken: the
 	 * holder kicks the held packets before it lets go (see napi.c).
+	 * flush_limit is when that timer was due (published before the
+	 * flag), to measure its lateness.
 	 */
 	bool flush_wanted;
+	u64 flush_limit;
 
 	struct vnet_sq_stats stats;
 	struct vnet_irq_stats irq;
@@ -388,7 +391,7 @@ void vnet_tx_free_buf(struct vnet_sq *sq, void *buf);
 void vnet_tx_flush(struct vnet_sq *sq);
 void vnet_tx_setup(struct vnet_sq *sq);
 void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c);
-void vnet_tx_flush_timer(struct vnet_sq *sq);
+void vnet_tx_flush_timer(struct vnet_sq *sq, u64 due);
 void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now);
 void vnet_tx_flush_wanted(struct vnet_sq *sq);
 void vnet_tx_reclaim_timer(struct vnet_sq *sq);

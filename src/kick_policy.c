@@ -146,17 +146,14 @@ u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 }
 
 /*
- * The flush timer ran at @now: record how long after the deadline.  It
- * tells a long hold due to the timer's own latency (a vCPU the host did
- * not run) from one the policy caused.
+ * A held batch goes out @late_ns after its flush timer was due: record
+ * it.  It tells a long hold due to the timer's own latency (a vCPU the
+ * host did not run) from one the policy caused.
  */
-void vnet_kick_timer_ran(struct vnet_kick_state *s,
-			 const struct vnet_kick_cfg *cfg, u64 now)
+void vnet_kick_flush_late(struct vnet_kick_state *s, u64 late_ns)
 {
-	s64 late = now - vnet_kick_deadline(s, cfg);
-
-	if (s->pending && late > (s64)s->max_late_ns)
-		s->max_late_ns = late;
+	if (s->pending && late_ns > s->max_late_ns)
+		s->max_late_ns = late_ns;
 }
 
 /* Whether held packets have waited their tx-usecs at @now. */

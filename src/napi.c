@@ -234,18 +234,25 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 static void vnet_qp_flush_fired(struct vnet_qp *qp)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(qp->vi->dev, qp->index);
+	u64 due = qp->timer.fired_limit[VNET_TIMER_TX_FLUSH];
 	struct vnet_sq *sq = &qp->sq;
 
 	if (!__netif_tx_trylock(txq)) {
 		u64 retry = (u64)READ_ONCE(sq->kick_cfg.usecs) * NSEC_PER_USEC / 4;
 
-		WRITE_ONCE(sq->flush_wanted, true);
+		/* A retry keeps the first due time: lateness counts from it. */
+		if (!READ_ONCE(sq->flush_wanted)) {
+			WRITE_ONCE(sq->flush_limit, due);
+			/* flush_limit before the flag: see vnet_tx_flush_wanted() */
+			smp_store_release(&sq->flush_wanted, true);
+		}
 		vnet_qp_timer_request(&qp->timer, VNET_TIMER_TX_FLUSH,
 				      max_t(u64, retry, VNET_FLUSH_RETRY_MIN_NS));
 		return;
 	}
-	if (!qp->sq.paused)
-		vnet_tx_flush_timer(&qp->sq);
+	if (!sq->paused)
+		vnet_tx_flush_timer(sq, READ_ONCE(sq->flush_wanted) ?
+				    READ_ONCE(sq->flush_limit) : due);
 	__netif_tx_unlock(txq);
 }
 

@@ -15,6 +15,7 @@
  */
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/string.h>
 #include "compat.h"
 #include "qp_timer.h"
 
@@ -45,12 +46,22 @@ static enum hrtimer_restart vnet_qp_timer_expired(struct hrtimer *hrt)
 {
 	struct vnet_qp_timer *t = container_of(hrt, struct vnet_qp_timer,
 					       timer);
+	u64 limit[VNET_TIMER_USERS];
 	unsigned long expired, flags;
+	u64 now = ktime_get_ns();
 	int u;
 
 	spin_lock_irqsave(&t->lock, flags);
-	expired = vnet_timer_plan_expire(&t->plan, ktime_get_ns());
+	memcpy(limit, t->plan.limit, sizeof(limit));
+	expired = vnet_timer_plan_expire(&t->plan, now);
 	vnet_qp_timer_count_fires(t, expired);
+	for (u = 0; u < VNET_TIMER_USERS; u++) {
+		if (!(expired & BIT(u)))
+			continue;
+		t->fired_limit[u] = limit[u];
+		if ((s64)(now - limit[u]) > (s64)t->max_late[u])
+			t->max_late[u] = now - limit[u];
+	}
 	/* Program the next deadline, if any; the handler may add earlier ones. */
 	if (t->plan.armed && !t->stopped) {
 		for (u = 0; u < VNET_TIMER_USERS; u++)
@@ -124,37 +135,44 @@ void vnet_qp_timer_stop(struct vnet_qp_timer *t)
 }
 
 /*
- * Ask for @user's handler to run between @min_ns and @max_ns from now
- * (coarse users: at the first tick after @max_ns).  A wide window lets
- * the handler ride on an interrupt that comes anyway (see qp_timer.h).
- * Returns false when the timer is stopped and the request was dropped.
+ * Ask for @user's handler to run between @due and @limit (ns, monotonic
+ * clock; coarse users: at the first tick after @limit).  A wide window
+ * lets the handler ride on an interrupt that comes anyway (see
+ * qp_timer.h).  Returns false when the timer is stopped and the request
+ * was dropped.
  */
-bool vnet_qp_timer_request_window(struct vnet_qp_timer *t,
-				  enum vnet_timer_user user,
-				  u64 min_ns, u64 max_ns)
+bool vnet_qp_timer_request_at(struct vnet_qp_timer *t,
+			      enum vnet_timer_user user, u64 due, u64 limit)
 {
 	unsigned long flags;
-	u64 now;
 	bool ok;
 
 	spin_lock_irqsave(&t->lock, flags);
 	ok = !t->stopped;
 	if (ok && vnet_timer_is_coarse(user)) {
+		u64 now = ktime_get_ns();
+
 		if (!(t->coarse_pending & BIT(user)))
 			t->arms[user]++;
 		t->coarse_pending |= BIT(user);
-		timer_reduce(&t->coarse,
-			     jiffies + nsecs_to_jiffies(max_ns) + 1);
-	} else if (ok) {
-		now = ktime_get_ns();
-		if (vnet_timer_plan_request(&t->plan, user, now + min_ns,
-					    now + max_ns)) {
-			t->arms[user]++;
-			vnet_qp_timer_program(t);
-		}
+		timer_reduce(&t->coarse, jiffies + 1 +
+			     nsecs_to_jiffies(limit > now ? limit - now : 0));
+	} else if (ok && vnet_timer_plan_request(&t->plan, user, due, limit)) {
+		t->arms[user]++;
+		vnet_qp_timer_program(t);
 	}
 	spin_unlock_irqrestore(&t->lock, flags);
 	return ok;
+}
+
+/* The same, between @min_ns and @max_ns from now. */
+bool vnet_qp_timer_request_window(struct vnet_qp_timer *t,
+				  enum vnet_timer_user user,
+				  u64 min_ns, u64 max_ns)
+{
+	u64 now = ktime_get_ns();
+
+	return vnet_qp_timer_request_at(t, user, now + min_ns, now + max_ns);
 }
 
 /* Ask for @user's handler to run @delay_ns from now. */
@@ -189,6 +207,41 @@ bool vnet_qp_timer_pending(struct vnet_qp_timer *t, enum vnet_timer_user user)
 		pending = vnet_timer_plan_pending(&t->plan, user);
 	spin_unlock_irqrestore(&t->lock, flags);
 	return pending;
+}
+
+/*
+ * If @user's deadline is still waiting although its window ended before
+ * @now (the hrtimer is late), the end of that window; else 0.
+ */
+u64 vnet_qp_timer_overdue_limit(struct vnet_qp_timer *t,
+				enum vnet_timer_user user, u64 now)
+{
+	unsigned long flags;
+	u64 limit = 0;
+
+	if (vnet_timer_is_coarse(user))
+		return 0;
+	spin_lock_irqsave(&t->lock, flags);
+	if (vnet_timer_plan_pending(&t->plan, user) &&
+	    (s64)(now - t->plan.limit[user]) > 0)
+		limit = t->plan.limit[user];
+	spin_unlock_irqrestore(&t->lock, flags);
+	return limit;
+}
+
+/* Latest @user's deadline expired after its window ended (ns); reset. */
+u64 vnet_qp_timer_max_late(struct vnet_qp_timer *t, enum vnet_timer_user user,
+			   bool reset)
+{
+	unsigned long flags;
+	u64 late;
+
+	spin_lock_irqsave(&t->lock, flags);
+	late = t->max_late[user];
+	if (reset)
+		t->max_late[user] = 0;
+	spin_unlock_irqrestore(&t->lock, flags);
+	return late;
 }
 
 void vnet_qp_timer_counts(struct vnet_qp_timer *t, enum vnet_timer_user user,

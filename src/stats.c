@@ -235,7 +235,10 @@ static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 					 NSEC_PER_USEC);
 			break;
 		case VNET_SRC_MAX_LATE:
-			out[i] = div_u64(READ_ONCE(sq->kick.max_late_ns),
+			out[i] = div_u64(max(READ_ONCE(sq->kick.max_late_ns),
+					     vnet_qp_timer_max_late(&qp->timer,
+								    VNET_TIMER_TX_FLUSH,
+								    false)),
 					 NSEC_PER_USEC);
 			break;
 		case VNET_SRC_RX_TIMER_ARMS:

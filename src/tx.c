@@ -93,12 +93,42 @@ void vnet_tx_reset_bql(struct vnet_sq *sq)
 		netdev_tx_reset_queue(vnet_sq_txq(sq));
 }
 
+/*
+ * A held batch goes out past its deadline, kicked by whatever got there
+ * before the flush timer (a transmit, a poll, a full batch, a stopped
+ * queue).  If the timer armed for it has not run although its window
+ * ended, or ran and found the lock taken (flush_wanted), the timer is
+ * late: record by how much, measured from when it was due, not from the
+ * batch's deadline.  A batch whose timer was not armed, or armed too
+ * late, records nothing or less, so its wait shows in max_hold_us as a
+ * hold beyond tx-usecs that nothing excuses.  (The timer's own flush
+ * records its lateness itself.)
+ */
+static void vnet_tx_note_late(struct vnet_sq *sq, u64 now)
+{
+	u64 due;
+
+	if (!sq->kick.armed || !vnet_kick_overdue(&sq->kick, &sq->kick_cfg, now))
+		return;
+	/* Pairs with the release in vnet_qp_flush_fired(). */
+	if (smp_load_acquire(&sq->flush_wanted))
+		due = READ_ONCE(sq->flush_limit);
+	else
+		due = vnet_qp_timer_overdue_limit(&sq->qp->timer,
+						  VNET_TIMER_TX_FLUSH, now);
+	if (due && (s64)(now - due) > 0)
+		vnet_kick_flush_late(&sq->kick, now - due);
+}
+
 /* Notify the device of everything added so far, unless it opted out. */
 static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 			 u64 now)
 {
 	bool pending = sq->kick.pending;
-	bool notify = virtqueue_kick_prepare(sq->vq);
+	bool notify;
+
+	vnet_tx_note_late(sq, now);
+	notify = virtqueue_kick_prepare(sq->vq);
 
 	u64_stats_update_begin(&sq->stats.syncp);
 	if (notify) {
@@ -115,9 +145,11 @@ static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 		u64_stats_inc(&sq->stats.forced_kicks);
 	u64_stats_update_end(&sq->stats.syncp);
 
-	/* A flush timer for this batch is no longer needed. */
+	/* A flush timer for this batch is no longer needed, nor its retry. */
 	if (sq->kick.armed)
 		vnet_qp_timer_cancel(&sq->qp->timer, VNET_TIMER_TX_FLUSH);
+	if (unlikely(READ_ONCE(sq->flush_wanted)))
+		WRITE_ONCE(sq->flush_wanted, false);
 	vnet_kick_done(&sq->kick, &sq->kick_cfg, why, now);
 }
 
@@ -135,15 +167,19 @@ void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now)
 		vnet_tx_kick(sq, VNET_KICKED_TIMER, now);
 }
 
-/* The kick flush timer expired: the held packets have waited enough. */
-void vnet_tx_flush_timer(struct vnet_sq *sq)
+/*
+ * The kick flush timer, due at @due, expired: the held packets have
+ * waited enough.
+ */
+void vnet_tx_flush_timer(struct vnet_sq *sq, u64 due)
 {
 	u64 now = ktime_get_ns();
 
 	WRITE_ONCE(sq->flush_wanted, false);
 	if (!sq->kick.pending)
 		return;
-	vnet_kick_timer_ran(&sq->kick, &sq->kick_cfg, now);
+	if ((s64)(now - due) > 0)
+		vnet_kick_flush_late(&sq->kick, now - due);
 	vnet_tx_kick(sq, VNET_KICKED_TIMER, now);
 }
 
@@ -154,8 +190,9 @@ void vnet_tx_flush_timer(struct vnet_sq *sq)
  */
 void vnet_tx_flush_wanted(struct vnet_sq *sq)
 {
-	if (unlikely(READ_ONCE(sq->flush_wanted)))
-		vnet_tx_flush_timer(sq);
+	/* The flag, then the due time it was published with. */
+	if (unlikely(smp_load_acquire(&sq->flush_wanted)))
+		vnet_tx_flush_timer(sq, READ_ONCE(sq->flush_limit));
 }
 
 /*
@@ -271,6 +308,7 @@ void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c)
 	/* max_hold_us reports the longest hold under the current settings. */
 	sq->kick.max_hold_ns = 0;
 	sq->kick.max_late_ns = 0;
+	vnet_qp_timer_max_late(&sq->qp->timer, VNET_TIMER_TX_FLUSH, true);
 	sq->coal = *c;
 	vnet_tx_apply_coal(sq);
 	if (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg) &&
@@ -382,7 +420,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	u64 now = ktime_get_ns();
 	struct vnet_kick_in kin;
 	unsigned int len = skb->len;
-	u64 left;
+	u64 deadline;
 	int err;
 
 	if (unlikely(sq->paused)) {
@@ -442,11 +480,14 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		/*
 		 * The flush may come in the second half of the hold window:
 		 * when a tick falls there, the flush costs no timer exit.
+		 * Absolute times: this transmit may have taken a while since
+		 * @now (a reclaim, a vCPU the host did not run).
 		 */
-		left = vnet_kick_deadline(&sq->kick, &sq->kick_cfg) - now;
-		if (!vnet_qp_timer_request_window(&sq->qp->timer,
-						  VNET_TIMER_TX_FLUSH,
-						  left / 2, left)) {
+		deadline = vnet_kick_deadline(&sq->kick, &sq->kick_cfg);
+		if (!vnet_qp_timer_request_at(&sq->qp->timer,
+					      VNET_TIMER_TX_FLUSH,
+					      deadline - (deadline - now) / 2,
+					      deadline)) {
 			/* Pair being disabled: nothing would flush later. */
 			vnet_tx_kick(sq, VNET_KICKED_FORCED, now);
 			break;
