@@ -11,9 +11,15 @@
  *
  * Adaptive mode learns how many packets one hold window gathers.  The
  * first packet after idle is kicked at once.  Holding starts only when
- * the recent gaps between bursts (a moving average) promise at least
- * VNET_KICK_MIN_BATCH packets per window: a batch costs a timer arm and a
- * timer interrupt besides its kick, so fewer would not pay.  A batch that
+ * the recent gaps between bursts (a moving average) promise a batch per
+ * window that pays: a batch costs a timer arm and a timer interrupt
+ * besides its notification, and unheld packets cost only the
+ * notifications the device's event index asks for, which the policy
+ * samples (vnet_kick_sample()).  The smallest batch worth holding for is
+ * (1 + VNET_KICK_BATCH_EXITS) / (notifications per unheld packet), and
+ * at least VNET_KICK_MIN_BATCH: 4 when every unheld burst notifies, 8
+ * when the device declines three in five (a busy device, many flows
+ * per queue).  A batch that
  * fills before its deadline lets the next one grow; one the timer had to
  * flush shows what a window really yields:
  *  - too few packets: holding stops, and may only start again after a
@@ -47,6 +53,12 @@
 #include <linux/types.h>
 
 #define VNET_KICK_MIN_BATCH	4
+/* Exits a held batch adds besides its notification: timer arm, interrupt. */
+#define VNET_KICK_BATCH_EXITS	2
+/* Notifications per unheld packet are kept as a fraction of this. */
+#define VNET_KICK_RATE_ONE	256
+/* Unheld packets per sample of that rate. */
+#define VNET_KICK_RATE_SAMPLE	64
 #define VNET_KICK_MAX_BATCH	64
 /* TCP's own pacing shift: about 1 ms of data below the socket. */
 #define VNET_KICK_TCP_PACING_SHIFT	10
@@ -82,6 +94,10 @@ struct vnet_kick_state {
 	u32 skip;	/* adaptive: bursts before holding may start again */
 	u8 backoff;	/* adaptive: log2 of the next skip */
 	u8 nogrow;	/* adaptive: batches that may not grow */
+	/* adaptive: notifications per unheld packet, x VNET_KICK_RATE_ONE */
+	u32 notify_rate;
+	u32 sample_pkts;	/* unheld packets in the current sample */
+	u32 sample_notifies;	/* notifications they needed */
 	bool armed;	/* flush timer requested for this batch */
 	enum vnet_kick_reason why;	/* why the last VNET_KICK_NOW */
 	u64 first_ns;	/* when the oldest pending packet was added */
@@ -121,6 +137,8 @@ u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg);
 void vnet_kick_flush_late(struct vnet_kick_state *s, u64 late_ns);
 bool vnet_kick_overdue(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg, u64 now);
+void vnet_kick_sample(struct vnet_kick_state *s, enum vnet_kick_reason why,
+		      bool notified);
 void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
 		    enum vnet_kick_reason why, u64 now);
 

@@ -176,6 +176,64 @@ static void kick_adaptive_load_batches(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.target, 32U);
 }
 
+/*
+ * Learn the notification rate from 640 single-packet bursts spread too
+ * far apart to hold (3 ms, window 2 ms), the device wanting a notification
+ * for @want of every 5; then bursts come 100 us apart.  Returns the batch
+ * the policy starts holding for, 1 if it never starts.
+ */
+static u32 start_after_rate(struct kunit *test, int want)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_state s;
+	u64 t = 1000 * US;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	for (i = 0; i < 640; i++, t += 3000 * US) {
+		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+		vnet_kick_sample(&s, s.why, i % 5 < want);
+		vnet_kick_done(&s, &cfg, s.why, t);
+	}
+	KUNIT_EXPECT_EQ(test, s.target, 1U);
+	for (i = 0; i < 40 && s.target == 1; i++, t += 100 * US) {
+		pkt(&s, &cfg, t, false);
+		vnet_kick_sample(&s, s.why, true);
+		vnet_kick_done(&s, &cfg, s.why, t);
+	}
+	return s.target;
+}
+
+/* Holding must beat what the device's event index already saves. */
+static void kick_adaptive_weighs_notify_rate(struct kunit *test)
+{
+	/* Every burst notifies: 4 packets pay for a timer arm + interrupt. */
+	KUNIT_EXPECT_EQ(test, start_after_rate(test, 5), 4U);
+	/* Two in five: unheld packets cost 0.4 exits; 3 / 0.4 -> 8. */
+	KUNIT_EXPECT_EQ(test, start_after_rate(test, 2), 8U);
+	/* One in five (kept as 51/256): 768 / 51 -> 16, within tx-frames. */
+	KUNIT_EXPECT_EQ(test, start_after_rate(test, 1), 16U);
+	/* The device never wants one: holding cannot pay, never starts. */
+	KUNIT_EXPECT_EQ(test, start_after_rate(test, 0), 1U);
+}
+
+/* Held batches and forced kicks do not count as unheld samples. */
+static void kick_sample_only_unheld(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	s.pending = 64;
+	vnet_kick_sample(&s, VNET_KICKED_TIMER, false);
+	vnet_kick_sample(&s, VNET_KICKED_COUNT, false);
+	vnet_kick_sample(&s, VNET_KICKED_FORCED, false);
+	KUNIT_EXPECT_EQ(test, s.sample_pkts, 0U);
+	KUNIT_EXPECT_EQ(test, s.notify_rate, (u32)VNET_KICK_RATE_ONE);
+	vnet_kick_sample(&s, VNET_KICKED_UNHELD, false);
+	KUNIT_EXPECT_EQ(test, s.notify_rate, (u32)VNET_KICK_RATE_ONE / 2);
+}
+
 static enum vnet_kick_action pkt_len(struct vnet_kick_state *s,
 				     const struct vnet_kick_cfg *cfg, u64 now,
 				     u32 len)
@@ -413,6 +471,8 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_adaptive_idle_then_immediate),
 	KUNIT_CASE(kick_adaptive_caps),
 	KUNIT_CASE(kick_clock_wraparound),
+	KUNIT_CASE(kick_adaptive_weighs_notify_rate),
+	KUNIT_CASE(kick_sample_only_unheld),
 	{}
 };
 

@@ -18,6 +18,23 @@ static u32 vnet_kick_max_batch(const struct vnet_kick_cfg *cfg)
 	return cfg->frames ? cfg->frames : VNET_KICK_MAX_BATCH;
 }
 
+/*
+ * Smallest batch worth holding for: it must cost fewer exits per packet
+ * (its notification plus the flush timer's arm and interrupt) than its
+ * packets would cost unheld, at the rate of notifications the device's
+ * event index leaves unheld packets (often well below one per packet: a
+ * device still busy with earlier packets does not want to be told).
+ * Above the largest batch when holding cannot pay.
+ */
+static u32 vnet_kick_min_batch(const struct vnet_kick_state *s)
+{
+	u32 rate = max_t(u32, s->notify_rate, 1);
+	u32 need = DIV_ROUND_UP((1 + VNET_KICK_BATCH_EXITS) * VNET_KICK_RATE_ONE,
+				rate);
+
+	return max_t(u32, need, VNET_KICK_MIN_BATCH);
+}
+
 /* Longest a packet may be held, in us: 0 when settings never hold. */
 static u32 vnet_kick_limit_usecs(const struct vnet_kick_cfg *cfg)
 {
@@ -44,6 +61,10 @@ void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 	s->backoff = 0;
 	s->nogrow = 0;
 	s->why = VNET_KICKED_UNHELD;
+	/* Until measured: as if every unheld burst needed a notification. */
+	s->notify_rate = VNET_KICK_RATE_ONE;
+	s->sample_pkts = 0;
+	s->sample_notifies = 0;
 	s->first_ns = 0;
 	s->last_add_ns = 0;
 	s->last_end_ns = 0;
@@ -59,6 +80,7 @@ static void vnet_kick_learn_gap(struct vnet_kick_state *s,
 				const struct vnet_kick_cfg *cfg, u64 gap)
 {
 	u64 window = vnet_kick_window(cfg);
+	u32 min;
 
 	/* Gaps beyond a window say the same thing: no batch. */
 	gap = min(gap, window);
@@ -67,9 +89,9 @@ static void vnet_kick_learn_gap(struct vnet_kick_state *s,
 		s->skip--;
 		return;
 	}
-	if (s->gap_avg_ns * VNET_KICK_MIN_BATCH < window)
-		s->target = min_t(u32, VNET_KICK_MIN_BATCH,
-				  vnet_kick_max_batch(cfg));
+	min = vnet_kick_min_batch(s);
+	if (min <= vnet_kick_max_batch(cfg) && s->gap_avg_ns * min < window)
+		s->target = min;
 }
 
 enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
@@ -186,7 +208,7 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 	}
 	if (why != VNET_KICKED_TIMER)
 		return;
-	if (s->pending < VNET_KICK_MIN_BATCH) {
+	if (s->pending < vnet_kick_min_batch(s)) {
 		/* Not worth its timer: stop, and probe again ever later. */
 		s->target = 1;
 		s->skip = 1U << s->backoff;
@@ -206,6 +228,29 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 	/* The senders ran out early in the window: kick at this size. */
 	if ((s->last_add_ns - s->first_ns) * 2 < window)
 		s->nogrow = VNET_KICK_NOGROW;
+}
+
+/*
+ * Adaptive: an unheld burst of s->pending packets went out, and the
+ * device wanted a notification for it (@notified) or not.  Keeps the
+ * rate vnet_kick_min_batch() weighs holding against.  Call before
+ * vnet_kick_done().
+ */
+void vnet_kick_sample(struct vnet_kick_state *s, enum vnet_kick_reason why,
+		      bool notified)
+{
+	u32 rate;
+
+	if (why != VNET_KICKED_UNHELD || !s->pending)
+		return;
+	s->sample_pkts += s->pending;
+	s->sample_notifies += notified;
+	if (s->sample_pkts < VNET_KICK_RATE_SAMPLE)
+		return;
+	rate = s->sample_notifies * VNET_KICK_RATE_ONE / s->sample_pkts;
+	s->notify_rate = (s->notify_rate + rate) / 2;
+	s->sample_pkts = 0;
+	s->sample_notifies = 0;
 }
 
 /*

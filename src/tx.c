@@ -150,6 +150,7 @@ static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 		vnet_qp_timer_cancel(&sq->qp->timer, VNET_TIMER_TX_FLUSH);
 	if (unlikely(READ_ONCE(sq->flush_wanted)))
 		WRITE_ONCE(sq->flush_wanted, false);
+	vnet_kick_sample(&sq->kick, why, notify);
 	vnet_kick_done(&sq->kick, &sq->kick_cfg, why, now);
 }
 
