@@ -38,17 +38,28 @@ def build_guest_kmod(kernel: KernelImage, name: str) -> Path:
     """Path of the module `name` built for kernel; all of guest-kmod/ is
     built at once and cached together."""
     sources = sorted(p for p in KMOD_DIR.iterdir() if p.is_file())
+    # An image that carries its build tree (the debug kernel) is built
+    # against it on the host; Debian's kernels in their header environment.
+    tree = kernel.moddir / "build"
+    own_tree = tree.is_dir()
     h = hashlib.sha256(kernel.release.encode())
+    if own_tree:
+        h.update(str(tree.resolve()).encode() + b"\0")
     for p in sources:
         h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     out_dir = cache_dir() / "guest-kmod" / kernel.release / h.hexdigest()[:16]
     out = out_dir / f"{name}.ko"
     if out.is_file():
         return out
-    key = env_key(kernel)
     kenv = str(SCRIPTS_DIR / "kernel-env.sh")
-    run(["bash", kenv, "setup", key], timeout=1800)
-    kdir = run(["bash", kenv, "kdir", key]).stdout.strip()
+    if own_tree:
+        kdir = str(tree.resolve())
+        prefix: list[str] = []
+    else:
+        key = env_key(kernel)
+        run(["bash", kenv, "setup", key], timeout=1800)
+        kdir = run(["bash", kenv, "kdir", key]).stdout.strip()
+        prefix = ["bash", kenv, "run", key, "--"]
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="build-", dir=out_dir.parent))
     try:
@@ -56,7 +67,7 @@ def build_guest_kmod(kernel: KernelImage, name: str) -> Path:
             shutil.copy2(p, work / p.name)
         log(f"building the test modules in {KMOD_DIR.name}/ for {kernel.release}", 1)
         env = dict(os.environ, VNET_SRC=str(work))
-        run(["bash", kenv, "run", key, "--", "make", "-C", kdir, f"M={work}", "modules"],
+        run(prefix + ["make", "-C", kdir, f"M={work}", "modules"],
             timeout=600, cwd=work, env=env)
         kos = sorted(work.glob("*.ko"))
         if not any(k.name == out.name for k in kos):
