@@ -134,7 +134,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg);
 u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg);
-void vnet_kick_flush_late(struct vnet_kick_state *s, u64 late_ns);
+void vnet_kick_flush_late(struct vnet_kick_state *s, u64 due, u64 now);
 bool vnet_kick_overdue(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg, u64 now);
 void vnet_kick_sample(struct vnet_kick_state *s, enum vnet_kick_reason why,

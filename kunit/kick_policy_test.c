@@ -82,15 +82,16 @@ static void kick_timer_flush_records_hold(struct kunit *test)
 	vnet_kick_init(&s, &cfg);
 	pkt(&s, &cfg, 100 * US, false);
 	/* The timer ran 3 us after it was due (100 + 50). */
-	vnet_kick_flush_late(&s, 3 * US);
+	vnet_kick_flush_late(&s, 150 * US, 153 * US);
 	KUNIT_EXPECT_EQ(test, s.max_late_ns, 3 * US);
-	/* A smaller lateness leaves the maximum. */
-	vnet_kick_flush_late(&s, 2 * US);
+	/* A smaller lateness leaves the maximum, an early run records none. */
+	vnet_kick_flush_late(&s, 150 * US, 152 * US);
+	vnet_kick_flush_late(&s, 150 * US, 140 * US);
 	KUNIT_EXPECT_EQ(test, s.max_late_ns, 3 * US);
 	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 153 * US);
 	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 53 * US);
 	/* A timer with nothing held records nothing. */
-	vnet_kick_flush_late(&s, 750 * US);
+	vnet_kick_flush_late(&s, 150 * US, 900 * US);
 	KUNIT_EXPECT_EQ(test, s.max_late_ns, 3 * US);
 	/* The next packet starts a new batch and arms again. */
 	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 200 * US, false), VNET_KICK_ARM);

@@ -168,14 +168,14 @@ u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 }
 
 /*
- * A held batch goes out @late_ns after its flush timer was due: record
- * it.  It tells a long hold due to the timer's own latency (a vCPU the
- * host did not run) from one the policy caused.
+ * A held batch goes out at @now, its flush timer was due at @due: record
+ * how late that is.  It tells a long hold due to the timer's own latency
+ * (a vCPU the host did not run) from one the policy caused.
  */
-void vnet_kick_flush_late(struct vnet_kick_state *s, u64 late_ns)
+void vnet_kick_flush_late(struct vnet_kick_state *s, u64 due, u64 now)
 {
-	if (s->pending && late_ns > s->max_late_ns)
-		s->max_late_ns = late_ns;
+	if (s->pending && (s64)(now - due) > (s64)s->max_late_ns)
+		s->max_late_ns = now - due;
 }
 
 /* Whether held packets have waited their tx-usecs at @now. */

@@ -116,8 +116,8 @@ static void vnet_tx_note_late(struct vnet_sq *sq, u64 now)
 	else
 		due = vnet_qp_timer_overdue_limit(&sq->qp->timer,
 						  VNET_TIMER_TX_FLUSH, now);
-	if (due && (s64)(now - due) > 0)
-		vnet_kick_flush_late(&sq->kick, now - due);
+	if (due)
+		vnet_kick_flush_late(&sq->kick, due, now);
 }
 
 /* Notify the device of everything added so far, unless it opted out. */
@@ -179,8 +179,7 @@ void vnet_tx_flush_timer(struct vnet_sq *sq, u64 due)
 	WRITE_ONCE(sq->flush_wanted, false);
 	if (!sq->kick.pending)
 		return;
-	if ((s64)(now - due) > 0)
-		vnet_kick_flush_late(&sq->kick, now - due);
+	vnet_kick_flush_late(&sq->kick, due, now);
 	vnet_tx_kick(sq, VNET_KICKED_TIMER, now);
 }
 
