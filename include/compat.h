@@ -360,24 +360,137 @@ static inline void vnet_xdp_warn_action(struct net_device *dev,
 #endif
 }
 
-/* What the netdev netlink family reports of XDP (6.3); before register. */
-static inline void vnet_xdp_features(struct net_device *dev)
+/*
+ * What the netdev netlink family reports of XDP (6.3); before register.
+ * @rx_sg: receive takes multi-buffer programs (mergeable buffers).
+ */
+static inline void vnet_xdp_features(struct net_device *dev, bool rx_sg)
 {
 #ifdef VNET_HAVE_XDP_FEATURES
 	dev->xdp_features = NETDEV_XDP_ACT_BASIC | NETDEV_XDP_ACT_REDIRECT |
-			    NETDEV_XDP_ACT_NDO_XMIT;
+			    NETDEV_XDP_ACT_NDO_XMIT | NETDEV_XDP_ACT_NDO_XMIT_SG;
+	if (rx_sg)
+		dev->xdp_features |= NETDEV_XDP_ACT_RX_SG;
 #endif
 }
 
-/* Multi-buffer XDP frames (5.18): ours sends single buffers only. */
-static inline bool vnet_xdp_frame_frags(const struct xdp_frame *f)
-{
+/*
+ * Multi-buffer XDP (5.18): a program loaded for fragments (section
+ * "xdp.frags") takes a frame spread over several buffers, the first one
+ * linear, the others listed in the skb_shared_info at its end.  Before
+ * 5.18 no program asks for it, and the helpers below that only such a
+ * program reaches are empty.
+ */
 #ifdef VNET_HAVE_XDP_FRAME_FRAGS
-	return xdp_frame_has_frags((struct xdp_frame *)f);
+#define VNET_CAN_XDP_FRAGS	1
+
+static inline bool vnet_xdp_prog_frags(const struct bpf_prog *prog)
+{
+	return prog->aux->xdp_has_frags;
+}
+
+/* The fragments of a buffer or a frame; NULL when it has none. */
+static inline struct skb_shared_info *vnet_xdp_buff_sinfo(struct xdp_buff *xdp)
+{
+	return xdp_buff_has_frags(xdp) ? xdp_get_shared_info_from_buff(xdp) :
+					 NULL;
+}
+
+static inline struct skb_shared_info *
+vnet_xdp_frame_sinfo(struct xdp_frame *f)
+{
+	return xdp_frame_has_frags(f) ? xdp_get_shared_info_from_frame(f) :
+					NULL;
+}
+
+/* Bytes in the fragments of @sinfo (one that has them). */
+static inline unsigned int vnet_xdp_frags_len(const struct skb_shared_info *sinfo)
+{
+	return sinfo->xdp_frags_size;
+}
+
+/* Append @len bytes at @page + @off; false when the slots are full. */
+static inline bool vnet_xdp_buff_add_frag(struct xdp_buff *xdp,
+					  struct page *page, unsigned int off,
+					  unsigned int len)
+{
+	struct skb_shared_info *sinfo = xdp_get_shared_info_from_buff(xdp);
+	skb_frag_t *frag;
+
+	if (!xdp_buff_has_frags(xdp)) {
+		xdp_buff_set_frags_flag(xdp);
+		sinfo->nr_frags = 0;
+		sinfo->xdp_frags_size = 0;
+	}
+	if (sinfo->nr_frags == MAX_SKB_FRAGS)
+		return false;
+	frag = &sinfo->frags[sinfo->nr_frags++];
+#ifdef VNET_HAVE_SKB_FRAG_FILL_PAGE_DESC
+	skb_frag_fill_page_desc(frag, page, off, len);
 #else
-	return false;
+	__skb_frag_set_page(frag, page);
+	skb_frag_off_set(frag, off);
+	skb_frag_size_set(frag, len);
+#endif
+	sinfo->xdp_frags_size += len;
+	if (page_is_pfmemalloc(page))
+		xdp_buff_set_frag_pfmemalloc(xdp);
+	return true;
+}
+
+/*
+ * An skb built around the buffer's first part takes over @nr fragments
+ * of @size bytes (read before build_skb() cleared the shared info).
+ */
+static inline void vnet_xdp_skb_frags(struct sk_buff *skb,
+				      struct xdp_buff *xdp, u8 nr,
+				      unsigned int size, unsigned int truesize)
+{
+#ifdef VNET_HAVE_XDP_UPDATE_SKB_FRAGS_INFO
+	xdp_update_skb_frags_info(skb, nr, size, truesize,
+				  xdp_buff_get_skb_flags(xdp));
+#else
+	xdp_update_skb_shared_info(skb, nr, size, truesize,
+				   xdp_buff_is_frag_pfmemalloc(xdp));
 #endif
 }
+#else
+#define VNET_CAN_XDP_FRAGS	0
+
+static inline bool vnet_xdp_prog_frags(const struct bpf_prog *prog)
+{
+	return false;
+}
+
+static inline struct skb_shared_info *vnet_xdp_buff_sinfo(struct xdp_buff *xdp)
+{
+	return NULL;
+}
+
+static inline struct skb_shared_info *
+vnet_xdp_frame_sinfo(struct xdp_frame *f)
+{
+	return NULL;
+}
+
+static inline unsigned int vnet_xdp_frags_len(const struct skb_shared_info *sinfo)
+{
+	return 0;
+}
+
+static inline bool vnet_xdp_buff_add_frag(struct xdp_buff *xdp,
+					  struct page *page, unsigned int off,
+					  unsigned int len)
+{
+	return false;
+}
+
+static inline void vnet_xdp_skb_frags(struct sk_buff *skb,
+				      struct xdp_buff *xdp, u8 nr,
+				      unsigned int size, unsigned int truesize)
+{
+}
+#endif
 
 /* Per-RX-queue sysfs attributes moved to <net/netdev_rx_queue.h> (6.6). */
 #ifdef VNET_HAVE_NETDEV_RX_QUEUE_H

@@ -448,6 +448,7 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 void vnet_xdp_rx_end(struct vnet_rq *rq);
 bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr);
 bool vnet_xdp_attached(const struct vnet *vi);
+const char *vnet_xdp_check_new_mtu(struct vnet *vi, unsigned int mtu);
 int vnet_bpf(struct net_device *dev, struct netdev_bpf *bpf);
 int vnet_xdp_xmit(struct net_device *dev, int n, struct xdp_frame **frames,
 		  u32 flags);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * XDP decisions (pure, tested with KUnit): which send queues carry XDP
- * frames, how large a frame single-buffer XDP can take, whether a program
- * can be attached at all, and how XDP frames are told apart from skbs in
- * a send queue.
+ * frames, how large a frame single- and multi-buffer XDP can take, whether
+ * a program can be attached at all or an MTU set under one, and how XDP
+ * frames are told apart from skbs in a send queue.
  *
  * Send queues: XDP_TX and ndo_xdp_xmit run on any CPU, in softirq
  * context.  When the device has a spare queue pair for every possible
@@ -33,8 +33,20 @@ unsigned int vnet_xdp_txq(unsigned int stack_pairs, unsigned int xdp_pairs,
 unsigned int vnet_xdp_max_frame(unsigned int page_size,
 				unsigned int headroom,
 				unsigned int tailroom);
+unsigned int vnet_xdp_max_frags_frame(unsigned int max_frags,
+				      unsigned int min_buf);
+
+/* Largest Ethernet frames XDP takes, by the kind of program. */
+struct vnet_xdp_limits {
+	unsigned int single;	/* one buffer: vnet_xdp_max_frame() */
+	unsigned int frags;	/* mergeable buffers, xdp.frags programs */
+};
+
+const char *vnet_xdp_check_mtu(enum vnet_xdp_layout layout, unsigned int mtu,
+			       bool frags, const struct vnet_xdp_limits *lim);
 const char *vnet_xdp_check_attach(enum vnet_xdp_layout layout,
-				  unsigned int mtu, unsigned int max_frame,
+				  unsigned int mtu, bool frags,
+				  const struct vnet_xdp_limits *lim,
 				  bool guest_offloads_on, bool can_switch);
 
 /* A send queue token is an skb, or an xdp_frame with the low bit set. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* KUnit: XDP send queues, frame size, attach checks, queue tokens. */
+/* KUnit: XDP send queues, frame sizes, MTU and attach checks, tokens. */
 #include <kunit/test.h>
 #include "xdp_plan.h"
 
@@ -33,27 +33,64 @@ static void xdp_frame_size(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_xdp_max_frame(4096, 4000, 320), 0U);
 }
 
+static void xdp_frags_frame_size(struct kunit *test)
+{
+	/* 17 fragment slots, buffers of at least 1518 bytes */
+	KUNIT_EXPECT_EQ(test, vnet_xdp_max_frags_frame(17, 1518), 25806U);
+	KUNIT_EXPECT_EQ(test, vnet_xdp_max_frags_frame(0, 1518), 0U);
+}
+
+static const struct vnet_xdp_limits lim = { .single = 3520, .frags = 25806 };
+
+static void xdp_mtu_checks(struct kunit *test)
+{
+	/* single-buffer: a 1500-byte MTU fits; a page's worth is the limit */
+	KUNIT_EXPECT_NULL(test, vnet_xdp_check_mtu(VNET_XDP_MERGEABLE, 1500,
+						   false, &lim));
+	KUNIT_EXPECT_NULL(test, vnet_xdp_check_mtu(VNET_XDP_MERGEABLE,
+						   3520 - 18, false, &lim));
+	KUNIT_EXPECT_NOT_NULL(test, vnet_xdp_check_mtu(VNET_XDP_MERGEABLE,
+						       3520 - 17, false, &lim));
+	/* a fragments program on mergeable buffers takes up to 17 buffers */
+	KUNIT_EXPECT_NULL(test, vnet_xdp_check_mtu(VNET_XDP_MERGEABLE, 9000,
+						   true, &lim));
+	KUNIT_EXPECT_NULL(test, vnet_xdp_check_mtu(VNET_XDP_MERGEABLE,
+						   25806 - 18, true, &lim));
+	KUNIT_EXPECT_NOT_NULL(test, vnet_xdp_check_mtu(VNET_XDP_MERGEABLE,
+						       25806 - 17, true, &lim));
+	/* small buffers never spread a frame: fragments change nothing */
+	KUNIT_EXPECT_NOT_NULL(test, vnet_xdp_check_mtu(VNET_XDP_SMALL, 9000,
+						       true, &lim));
+}
+
 static void xdp_attach_checks(struct kunit *test)
 {
-	unsigned int max = vnet_xdp_max_frame(4096, 256, 320);
-
 	KUNIT_EXPECT_NULL(test, vnet_xdp_check_attach(VNET_XDP_MERGEABLE, 1500,
-						      max, true, true));
+						      false, &lim, true, true));
 	KUNIT_EXPECT_NULL(test, vnet_xdp_check_attach(VNET_XDP_SMALL, 1500,
-						      max, false, false));
-	KUNIT_EXPECT_NULL(test, vnet_xdp_check_attach(VNET_XDP_MERGEABLE,
-						      3520 - 18, max, false,
+						      false, &lim, false,
 						      false));
+	KUNIT_EXPECT_NULL(test, vnet_xdp_check_attach(VNET_XDP_MERGEABLE,
+						      3520 - 18, false, &lim,
+						      false, false));
 	KUNIT_EXPECT_NOT_NULL(test, vnet_xdp_check_attach(VNET_XDP_MERGEABLE,
-							  3520 - 17, max,
-							  false, false));
+							  3520 - 17, false,
+							  &lim, false, false));
 	KUNIT_EXPECT_NOT_NULL(test, vnet_xdp_check_attach(VNET_XDP_MERGEABLE,
-							  9000, max, true,
-							  true));
+							  9000, false, &lim,
+							  true, true));
+	KUNIT_EXPECT_NULL(test, vnet_xdp_check_attach(VNET_XDP_MERGEABLE, 9000,
+						      true, &lim, true, true));
 	KUNIT_EXPECT_NOT_NULL(test, vnet_xdp_check_attach(VNET_XDP_BIG, 1500,
-							  max, false, true));
+							  true, &lim, false,
+							  true));
 	KUNIT_EXPECT_NOT_NULL(test, vnet_xdp_check_attach(VNET_XDP_SMALL, 1500,
-							  max, true, false));
+							  false, &lim, true,
+							  false));
+	/* the offload check holds for a fragments program too */
+	KUNIT_EXPECT_NOT_NULL(test, vnet_xdp_check_attach(VNET_XDP_MERGEABLE,
+							  9000, true, &lim,
+							  true, false));
 }
 
 static void xdp_tokens(struct kunit *test)
@@ -70,6 +107,8 @@ static struct kunit_case xdp_plan_cases[] = {
 	KUNIT_CASE(xdp_dedicated_pairs),
 	KUNIT_CASE(xdp_txq_choice),
 	KUNIT_CASE(xdp_frame_size),
+	KUNIT_CASE(xdp_frags_frame_size),
+	KUNIT_CASE(xdp_mtu_checks),
 	KUNIT_CASE(xdp_attach_checks),
 	KUNIT_CASE(xdp_tokens),
 	{}

@@ -77,4 +77,8 @@ probe XDP_FEATURES include/linux/netdevice.h \
 	'xdp_features_t xdp_features;'
 probe XDP_FRAME_FRAGS include/net/xdp.h \
 	'xdp_frame_has_frags\('
+probe XDP_UPDATE_SKB_FRAGS_INFO include/net/xdp.h \
+	'xdp_update_skb_frags_info\('
+probe SKB_FRAG_FILL_PAGE_DESC include/linux/skbuff.h \
+	'void skb_frag_fill_page_desc\('
 echo

@@ -103,6 +103,24 @@ static int vnet_set_mac_address(struct net_device *dev, void *p)
 	return 0;
 }
 
+/*
+ * The core has checked @mtu against min_mtu/max_mtu; an attached XDP
+ * program may take smaller frames only (single-buffer programs a page).
+ * No extack here: the refusal is logged.
+ */
+static int vnet_change_mtu(struct net_device *dev, int mtu)
+{
+	const char *why = vnet_xdp_check_new_mtu(netdev_priv(dev), mtu);
+
+	if (why) {
+		netdev_warn(dev, "MTU %d refused while XDP is attached: %s\n",
+			    mtu, why);
+		return -EINVAL;
+	}
+	WRITE_ONCE(dev->mtu, mtu);
+	return 0;
+}
+
 static int vnet_vlan_add(struct net_device *dev, __be16 proto, u16 vid)
 {
 	struct vnet *vi = netdev_priv(dev);
@@ -200,6 +218,7 @@ const struct net_device_ops vnet_netdev_ops = {
 	.ndo_start_xmit		= vnet_start_xmit,
 	.ndo_validate_addr	= eth_validate_addr,
 	.ndo_set_mac_address	= vnet_set_mac_address,
+	.ndo_change_mtu		= vnet_change_mtu,
 	.ndo_set_rx_mode	= vnet_set_rx_mode,
 	.ndo_get_stats64	= vnet_get_stats64,
 	.ndo_vlan_rx_add_vid	= vnet_vlan_add,

@@ -5,15 +5,18 @@
  *
  * Receive.  While a program is attached, new receive buffers get
  * XDP_PACKET_HEADROOM before them and room for skb_shared_info after
- * (rx.c).  A frame that is one such buffer runs in place; one posted
- * before the program came, or spread over several mergeable buffers, is
- * first copied into a page of its own (single-buffer XDP: frames of the
- * MTU must fit one page).  XDP_PASS builds the skb around the buffer.
+ * (rx.c).  A frame's first buffer runs in place when it has that room;
+ * one posted before the program came is first copied into a page of its
+ * own.  A frame spread over several mergeable buffers is copied into one
+ * page for a single-buffer program (frames of the MTU must fit a page),
+ * and given as fragments to a program loaded for them (multi-buffer,
+ * section "xdp.frags", 5.18 and later).  XDP_PASS builds the skb around
+ * the first buffer, fragments included.
  *
- * Transmit.  XDP frames go into send queues with the low bit of their
- * token set (xdp_plan.h), so reclaim (tx.c) can tell them from skbs and
- * keep them out of the byte queue limits.  Which queue: see xdp_plan.h;
- * the queue lock is always held.  ndo_xdp_xmit works with or without a
+ * Transmit.  XDP frames, fragments included, go into send queues with the
+ * low bit of their token set (xdp_plan.h), so reclaim (tx.c) can tell
+ * them from skbs and keep them out of the byte queue limits.  Which
+ * queue: see xdp_plan.h; the queue lock is always held.  ndo_xdp_xmit works with or without a
  * program attached (then on the stack's queues).
  *
  * Attaching makes the device stop coalescing and checksum-offloading
@@ -52,27 +55,38 @@ bool vnet_xdp_attached(const struct vnet *vi)
 /* Before register_netdevice(). */
 void vnet_xdp_probe(struct vnet *vi)
 {
-	vnet_xdp_features(vi->dev);
+	vnet_xdp_features(vi->dev, VNET_CAN_XDP_FRAGS &&
+			  vi->rx_mode == VNET_RX_MERGEABLE);
 }
 
 /* --- transmit --- */
 
 /*
  * One frame into @sq; the virtio header goes into the frame's headroom
- * (the xdp_frame itself is left as it is, for its return).
+ * (the xdp_frame itself is left as it is, for its return), fragments
+ * follow the first part.
  */
 static int vnet_xdp_add(struct vnet *vi, struct vnet_sq *sq,
 			struct xdp_frame *f)
 {
+	struct skb_shared_info *sinfo = vnet_xdp_frame_sinfo(f);
+	unsigned int nr = sinfo ? sinfo->nr_frags : 0, i;
 	unsigned int hdr_len = vi->hdr_len;
 	u8 *hdr = (u8 *)f->data - hdr_len;
+	skb_frag_t *frag;
 
-	if (vnet_xdp_frame_frags(f) || f->headroom < hdr_len)
+	if (f->headroom < hdr_len || nr + 1 > ARRAY_SIZE(sq->sg))
 		return -EOVERFLOW;
 	memset(hdr, 0, hdr_len);
-	sg_init_one(sq->sg, hdr, hdr_len + f->len);
-	return virtqueue_add_outbuf(sq->vq, sq->sg, 1, vnet_xdp_to_token(f),
-				    GFP_ATOMIC);
+	sg_init_table(sq->sg, nr + 1);
+	sg_set_buf(&sq->sg[0], hdr, hdr_len + f->len);
+	for (i = 0; i < nr; i++) {
+		frag = &sinfo->frags[i];
+		sg_set_page(&sq->sg[i + 1], skb_frag_page(frag),
+			    skb_frag_size(frag), skb_frag_off(frag));
+	}
+	return virtqueue_add_outbuf(sq->vq, sq->sg, nr + 1,
+				    vnet_xdp_to_token(f), GFP_ATOMIC);
 }
 
 /*
@@ -144,17 +158,20 @@ bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr)
 
 /* --- receive --- */
 
-/* Where a frame is, as XDP will see it. */
-struct vnet_xdp_frame {
-	void *hard_start;
-	unsigned int headroom;	/* to the Ethernet header */
-	unsigned int len;	/* Ethernet frame */
-	unsigned int frame_sz;	/* whole buffer, tailroom included */
-};
+/* Give back a received buffer and its fragments (drop, failure). */
+static void vnet_xdp_buff_free(struct xdp_buff *xdp)
+{
+	struct skb_shared_info *sinfo = vnet_xdp_buff_sinfo(xdp);
+	unsigned int i;
+
+	for (i = 0; sinfo && i < sinfo->nr_frags; i++)
+		put_page(skb_frag_page(&sinfo->frags[i]));
+	put_page(virt_to_head_page(xdp->data_hard_start));
+}
 
 /* A page of our own: XDP headroom, then @len bytes copied from @src. */
 static bool vnet_xdp_copy_start(struct vnet_rq *rq, const void *src,
-				unsigned int len, struct vnet_xdp_frame *fr)
+				unsigned int len, struct xdp_buff *xdp)
 {
 	struct page *page = alloc_page(GFP_ATOMIC);
 
@@ -162,17 +179,15 @@ static bool vnet_xdp_copy_start(struct vnet_rq *rq, const void *src,
 		vnet_xdp_rq_inc(rq, &rq->stats.drop_nomem);
 		return false;
 	}
-	fr->hard_start = page_address(page);
-	fr->headroom = XDP_PACKET_HEADROOM;
-	fr->frame_sz = PAGE_SIZE;
-	fr->len = len;
-	memcpy((u8 *)fr->hard_start + XDP_PACKET_HEADROOM, src, len);
+	memcpy((u8 *)page_address(page) + XDP_PACKET_HEADROOM, src, len);
+	vnet_xdp_buff_init(xdp, page_address(page), XDP_PACKET_HEADROOM, len,
+			   PAGE_SIZE, &rq->xdp_rxq);
 	return true;
 }
 
 static bool vnet_xdp_small(struct vnet_rq *rq, void *buf, void *ctx,
 			   unsigned int len, union vnet_rx_hdr *hdr,
-			   struct vnet_xdp_frame *fr)
+			   struct xdp_buff *xdp)
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int room = vnet_rx_ctx_headroom(ctx);
@@ -187,31 +202,76 @@ static bool vnet_xdp_small(struct vnet_rq *rq, void *buf, void *ctx,
 	}
 	memcpy(hdr, (u8 *)buf + off, vi->hdr_len);
 	if (room >= XDP_PACKET_HEADROOM) {
-		fr->hard_start = buf;
-		fr->headroom = off + vi->hdr_len;
-		fr->len = len - vi->hdr_len;
-		fr->frame_sz = vnet_rx_ctx_truesize(ctx);
+		vnet_xdp_buff_init(xdp, buf, off + vi->hdr_len,
+				   len - vi->hdr_len,
+				   vnet_rx_ctx_truesize(ctx), &rq->xdp_rxq);
 		return true;
 	}
 	/* posted before the program came: no room for it */
 	ok = vnet_xdp_copy_start(rq, (u8 *)buf + off + vi->hdr_len,
-				 len - vi->hdr_len, fr);
+				 len - vi->hdr_len, xdp);
 	put_page(virt_to_head_page(buf));
 	return ok;
 }
 
-static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
-			       unsigned int len, union vnet_rx_hdr *hdr,
-			       struct vnet_xdp_frame *fr)
+/*
+ * The first buffer of a mergeable frame as the start of @xdp: in place
+ * when it has XDP's headroom and either is the whole frame or the rest
+ * may follow as fragments (@frags); else copied, whole, or for @frags as
+ * much as fits a page with the remainder left as the first fragment.
+ */
+static bool vnet_xdp_mrg_first(struct vnet_rq *rq, void *buf, void *ctx,
+			       unsigned int len, bool more, bool frags,
+			       struct xdp_buff *xdp, unsigned int *truesize)
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int room = vnet_rx_ctx_headroom(ctx);
 	unsigned int cap = vnet_rx_ctx_truesize(ctx);
 	unsigned int max = vnet_xdp_max_frame(PAGE_SIZE, XDP_PACKET_HEADROOM,
 					      VNET_XDP_TAILROOM);
+	unsigned int dlen = len - vi->hdr_len, copy;
+	struct page *page = virt_to_head_page(buf);
+	u8 *data = (u8 *)buf + vi->hdr_len;
+
+	if (room >= XDP_PACKET_HEADROOM && (!more || frags)) {
+		vnet_xdp_buff_init(xdp, (u8 *)buf - room, room + vi->hdr_len,
+				   dlen, room + cap + VNET_XDP_TAILROOM,
+				   &rq->xdp_rxq);
+		return true;
+	}
+	if (!frags && dlen > max) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len,
+			    "frame too long for XDP", len);
+		put_page(page);
+		return false;
+	}
+	copy = min(dlen, max);
+	if (!vnet_xdp_copy_start(rq, data, copy, xdp)) {
+		put_page(page);
+		return false;
+	}
+	if (copy == dlen) {
+		put_page(page);
+		return true;
+	}
+	/* the rest of this buffer: the first fragment, keeps the page */
+	vnet_xdp_buff_add_frag(xdp, page, data + copy - (u8 *)page_address(page),
+			       dlen - copy);
+	*truesize += cap;
+	return true;
+}
+
+static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
+			       unsigned int len, union vnet_rx_hdr *hdr,
+			       bool frags, struct xdp_buff *xdp,
+			       unsigned int *truesize)
+{
+	struct vnet *vi = rq->qp->vi;
+	unsigned int max = vnet_xdp_max_frame(PAGE_SIZE, XDP_PACKET_HEADROOM,
+					      VNET_XDP_TAILROOM);
 	unsigned int left, more;
+	struct page *page;
 	void *next;
-	u8 *dst;
 
 	if (len < vi->hdr_len) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
@@ -227,83 +287,101 @@ static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
 		return false;
 	}
 	left--;
-	if (vnet_rx_check_first(len, vi->hdr_len, cap)) {
+	if (vnet_rx_check_first(len, vi->hdr_len, vnet_rx_ctx_truesize(ctx))) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
-		goto drop_first;
+		put_page(virt_to_head_page(buf));
+		vnet_rx_drain(rq, left);
+		return false;
 	}
-	if (!left && room >= XDP_PACKET_HEADROOM) {
-		fr->hard_start = (u8 *)buf - room;
-		fr->headroom = room + vi->hdr_len;
-		fr->len = len - vi->hdr_len;
-		fr->frame_sz = room + cap + VNET_XDP_TAILROOM;
-		return true;
+	if (!vnet_xdp_mrg_first(rq, buf, ctx, len, left, frags, xdp,
+				truesize)) {
+		vnet_rx_drain(rq, left);
+		return false;
 	}
 
-	/* Several buffers, or no headroom: one linear copy. */
-	if (len - vi->hdr_len > max) {
-		vnet_rx_bad(rq, &rq->stats.drop_bad_len,
-			    "frame too long for XDP", len);
-		goto drop_first;
-	}
-	if (!vnet_xdp_copy_start(rq, (u8 *)buf + vi->hdr_len,
-				 len - vi->hdr_len, fr))
-		goto drop_first;
-	put_page(virt_to_head_page(buf));
-	dst = (u8 *)fr->hard_start + fr->headroom;
 	while (left) {
 		left--;
 		next = virtqueue_get_buf_ctx(rq->vq, &more, &ctx);
 		if (unlikely(!next)) {
 			vnet_rx_bad(rq, &rq->stats.drop_bad_hdr,
 				    "missing buffers", left + 1);
-			goto drop_copy;
+			goto drop;
 		}
+		page = virt_to_head_page(next);
 		if (vnet_rx_check_more(more, vnet_rx_ctx_truesize(ctx)) ||
-		    fr->len + more > max) {
+		    (!frags && xdp->data_end - xdp->data + more > max)) {
 			vnet_rx_bad(rq, &rq->stats.drop_bad_len,
 				    "bad length for XDP", more);
-			put_page(virt_to_head_page(next));
-			vnet_rx_drain(rq, left);
-			goto drop_copy;
+			goto drop_next;
 		}
-		memcpy(dst + fr->len, next, more);
-		fr->len += more;
-		put_page(virt_to_head_page(next));
+		if (!more) {
+			put_page(page);
+		} else if (!frags) {
+			memcpy(xdp->data_end, next, more);
+			xdp->data_end += more;
+			put_page(page);
+		} else if (vnet_xdp_buff_add_frag(xdp, page,
+						  (u8 *)next - (u8 *)page_address(page),
+						  more)) {
+			*truesize += vnet_rx_ctx_truesize(ctx);
+		} else {
+			vnet_rx_bad(rq, &rq->stats.drop_bad_len,
+				    "too many buffers for XDP", left + 1);
+			goto drop_next;
+		}
 	}
 	return true;
 
-drop_copy:
-	put_page(virt_to_head_page(fr->hard_start));
-	return false;
-drop_first:
-	put_page(virt_to_head_page(buf));
+drop_next:
+	put_page(page);
 	vnet_rx_drain(rq, left);
+drop:
+	vnet_xdp_buff_free(xdp);
 	return false;
 }
 
+/*
+ * XDP_PASS: an skb around the first part, the fragments taken over.
+ * build_skb() clears the shared info's counts, so they are read first.
+ */
 static void vnet_xdp_pass(struct vnet_rq *rq, struct xdp_buff *xdp,
-			  unsigned int frame_sz, const union vnet_rx_hdr *hdr)
+			  unsigned int frags_truesize,
+			  const union vnet_rx_hdr *hdr)
 {
-	struct vnet *vi = rq->qp->vi;
+	struct skb_shared_info *sinfo = vnet_xdp_buff_sinfo(xdp);
+	unsigned int nr = sinfo ? sinfo->nr_frags : 0;
+	unsigned int frags_len = sinfo ? vnet_xdp_frags_len(sinfo) : 0;
 	unsigned int meta = xdp->data - xdp->data_meta;
+	struct vnet *vi = rq->qp->vi;
 	struct sk_buff *skb;
 
-	skb = build_skb(xdp->data_hard_start, frame_sz);
+	skb = build_skb(xdp->data_hard_start, xdp->frame_sz);
 	if (unlikely(!skb)) {
 		vnet_xdp_rq_inc(rq, &rq->stats.drop_nomem);
-		put_page(virt_to_head_page(xdp->data_hard_start));
+		vnet_xdp_buff_free(xdp);
 		return;
 	}
 	skb_reserve(skb, xdp->data - xdp->data_hard_start);
 	skb_put(skb, xdp->data_end - xdp->data);
 	if (meta)
 		skb_metadata_set(skb, meta);
+	if (nr)
+		vnet_xdp_skb_frags(skb, xdp, nr, frags_len, frags_truesize);
 	if (hdr->mrg.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID)
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 	skb_record_rx_queue(skb, rq->qp->index);
 	skb->protocol = eth_type_trans(skb, vi->dev);
 	vnet_rx_set_hash(vi, skb, hdr);
 	napi_gro_receive(&rq->napi, skb);
+}
+
+/* Length of the frame in @xdp, fragments included. */
+static unsigned int vnet_xdp_len(struct xdp_buff *xdp)
+{
+	struct skb_shared_info *sinfo = vnet_xdp_buff_sinfo(xdp);
+
+	return xdp->data_end - xdp->data +
+	       (sinfo ? vnet_xdp_frags_len(sinfo) : 0);
 }
 
 /*
@@ -315,7 +393,7 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 		 u64 *bytes)
 {
 	struct vnet *vi = rq->qp->vi;
-	struct vnet_xdp_frame fr;
+	unsigned int frags_truesize = 0, flen;
 	union vnet_rx_hdr hdr;
 	struct xdp_frame *xf;
 	struct bpf_prog *prog;
@@ -332,9 +410,11 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 		return false;
 	}
 	if (vi->rx_mode == VNET_RX_SMALL)
-		ok = vnet_xdp_small(rq, buf, ctx, len, &hdr, &fr);
+		ok = vnet_xdp_small(rq, buf, ctx, len, &hdr, &xdp);
 	else
-		ok = vnet_xdp_mergeable(rq, buf, ctx, len, &hdr, &fr);
+		ok = vnet_xdp_mergeable(rq, buf, ctx, len, &hdr,
+					vnet_xdp_prog_frags(prog), &xdp,
+					&frags_truesize);
 	if (!ok)
 		goto out;
 	/* Guest offloads are off: a coalesced or partial frame is bogus. */
@@ -342,21 +422,20 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 	    (hdr.mrg.hdr.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr,
 			    "offloaded frame with XDP", hdr.mrg.hdr.gso_type);
-		put_page(virt_to_head_page(fr.hard_start));
+		vnet_xdp_buff_free(&xdp);
 		goto out;
 	}
+	flen = vnet_xdp_len(&xdp);
 	if (vi->rx_mode == VNET_RX_MERGEABLE)
-		ewma_vnet_pkt_len_add(&rq->avg_len, fr.len);
+		ewma_vnet_pkt_len_add(&rq->avg_len, flen);
 
-	vnet_xdp_buff_init(&xdp, fr.hard_start, fr.headroom, fr.len,
-			   fr.frame_sz, &rq->xdp_rxq);
 	act = bpf_prog_run_xdp(prog, &xdp);
-	*bytes += fr.len;
+	*bytes += flen;
 	vnet_xdp_rq_inc(rq, &rq->stats.xdp_packets);
 
 	switch (act) {
 	case XDP_PASS:
-		vnet_xdp_pass(rq, &xdp, fr.frame_sz, &hdr);
+		vnet_xdp_pass(rq, &xdp, frags_truesize, &hdr);
 		goto out;
 	case XDP_TX:
 		xf = xdp_convert_buff_to_frame(&xdp);
@@ -385,7 +464,7 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 	}
 drop:
 	vnet_xdp_rq_inc(rq, &rq->stats.xdp_drops);
-	put_page(virt_to_head_page(xdp.data_hard_start));
+	vnet_xdp_buff_free(&xdp);
 out:
 	rcu_read_unlock();
 	return true;
@@ -496,31 +575,54 @@ static void vnet_xdp_stop(struct vnet *vi)
 	vnet_xdp_rxq_unreg(vi, vi->max_pairs);
 }
 
+static void vnet_xdp_get_limits(struct vnet_xdp_limits *lim)
+{
+	lim->single = vnet_xdp_max_frame(PAGE_SIZE, XDP_PACKET_HEADROOM,
+					 VNET_XDP_TAILROOM);
+	lim->frags = vnet_xdp_max_frags_frame(MAX_SKB_FRAGS,
+					      VNET_GOOD_FRAME_LEN);
+}
+
+/* ndo_change_mtu: why the attached program refuses @mtu, or NULL. */
+const char *vnet_xdp_check_new_mtu(struct vnet *vi, unsigned int mtu)
+{
+	struct bpf_prog *prog = rtnl_dereference(vi->xdp_prog);
+	struct vnet_xdp_limits lim;
+
+	if (!prog)
+		return NULL;
+	vnet_xdp_get_limits(&lim);
+	return vnet_xdp_check_mtu((enum vnet_xdp_layout)vi->rx_mode, mtu,
+				  vnet_xdp_prog_frags(prog), &lim);
+}
+
 static int vnet_xdp_set(struct net_device *dev, struct bpf_prog *prog,
 			struct netlink_ext_ack *extack)
 {
 	struct vnet *vi = netdev_priv(dev);
 	struct bpf_prog *old = rtnl_dereference(vi->xdp_prog);
-	const char *why;
+	struct vnet_xdp_limits lim;
+	const char *why = NULL;
 	int err;
 
 	ASSERT_RTNL();
 	BUILD_BUG_ON((int)VNET_XDP_SMALL != (int)VNET_RX_SMALL ||
 		     (int)VNET_XDP_BIG != (int)VNET_RX_BIG ||
 		     (int)VNET_XDP_MERGEABLE != (int)VNET_RX_MERGEABLE);
-	if (prog && !old) {
+	/* A replacement is checked too: it may not take fragments. */
+	if (prog) {
+		vnet_xdp_get_limits(&lim);
 		why = vnet_xdp_check_attach((enum vnet_xdp_layout)vi->rx_mode,
-					    dev->mtu,
-					    vnet_xdp_max_frame(PAGE_SIZE,
-							       XDP_PACKET_HEADROOM,
-							       VNET_XDP_TAILROOM),
-					    vi->offloads,
+					    dev->mtu, vnet_xdp_prog_frags(prog),
+					    &lim, vi->offloads,
 					    vnet_has(vi, VIRTIO_NET_F_CTRL_GUEST_OFFLOADS));
-		if (why) {
-			vnet_extack_msg(extack, why);
-			netdev_warn(dev, "XDP: %s\n", why);
-			return -EOPNOTSUPP;
-		}
+	}
+	if (why) {
+		vnet_extack_msg(extack, why);
+		netdev_warn(dev, "XDP: %s\n", why);
+		return -EOPNOTSUPP;
+	}
+	if (prog && !old) {
 		err = vnet_xdp_start(vi, extack);
 		if (err)
 			return err;

@@ -8,7 +8,11 @@
  *   MODE_TX        XDP_TX, with Ethernet and IP addresses and UDP ports
  *                  swapped: the sender gets its datagram back
  *   MODE_REDIRECT  XDP_REDIRECT to interface IFINDEX, unchanged
- * No libbpf headers: the section macro and the one helper are here.
+ * With FRAGS the program is loaded for multi-buffer frames (section
+ * "xdp.frags") and drops any frame to PORT whose length, fragments
+ * included, is not what its IP header says: a driver that hands over
+ * part of a frame loses the datagram.
+ * No libbpf headers: the section macro and the helpers are here.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -18,6 +22,14 @@
 
 #define SEC(name)	__attribute__((section(name), used))
 #define BE16(x)		__builtin_bswap16(x)
+
+#if defined(FRAGS)
+#define PROG_SEC	"xdp.frags"
+static long (*bpf_xdp_get_buff_len)(struct xdp_md *ctx) =
+	(void *)BPF_FUNC_xdp_get_buff_len;
+#else
+#define PROG_SEC	"xdp"
+#endif
 
 #if defined(MODE_REDIRECT)
 static long (*bpf_redirect)(__u32 ifindex, __u64 flags) =
@@ -48,7 +60,7 @@ static __always_inline void reflect(struct ethhdr *eth, struct iphdr *ip,
 }
 #endif
 
-SEC("xdp")
+SEC(PROG_SEC)
 int xdp_test(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
@@ -63,6 +75,10 @@ int xdp_test(struct xdp_md *ctx)
 	udp = (void *)(ip + 1);
 	if ((void *)(udp + 1) > end || udp->dest != BE16(PORT))
 		return XDP_PASS;
+#if defined(FRAGS)
+	if (bpf_xdp_get_buff_len(ctx) != sizeof(*eth) + BE16(ip->tot_len))
+		return XDP_DROP;
+#endif
 #if defined(MODE_DROP)
 	return XDP_DROP;
 #elif defined(MODE_TX)
