@@ -127,6 +127,9 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	int done;
 
 	vnet_poll_cleantx(rq->qp, budget);
+	/* netpoll (budget 0, interrupts off) wants TX completions only */
+	if (!budget)
+		return 0;
 	done = vnet_rx_receive(rq, budget);
 
 	u64_stats_update_begin(&rq->stats.syncp);
@@ -173,7 +176,18 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	unsigned int opaque = 0;
 	u64 now;
 
-	__netif_tx_lock(txq, raw_smp_processor_id());
+	/*
+	 * netpoll polls with budget 0, interrupts off, possibly from a printk
+	 * in a hard interrupt that came while this CPU held the queue lock
+	 * (in vnet_start_xmit): waiting for the lock there would never end.
+	 * It only tries; the NAPI stays scheduled for the next softirq poll.
+	 */
+	if (!budget) {
+		if (!__netif_tx_trylock(txq))
+			return 0;
+	} else {
+		__netif_tx_lock(txq, raw_smp_processor_id());
+	}
 	/* After the lock: packets added meanwhile must not be newer than now. */
 	now = ktime_get_ns();
 	irq = READ_ONCE(sq->irq_seen);
