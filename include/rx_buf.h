@@ -47,6 +47,10 @@ static inline unsigned int vnet_rx_ctx_headroom(const void *ctx)
 #define VNET_RX_ALLOW_TCPV6	BIT(2)	/* GUEST_TSO6 */
 #define VNET_RX_ALLOW_UDP	BIT(3)	/* GUEST_UFO */
 #define VNET_RX_ALLOW_ECN	BIT(4)	/* GUEST_ECN */
+#define VNET_RX_ALLOW_UDP_L4	BIT(5)	/* GUEST_USO4 or GUEST_USO6 */
+
+/* GSO type of USO frames, newer than some supported kernels' headers. */
+#define VNET_HDR_GSO_UDP_L4	5
 
 /* The fields of a receive header, in CPU byte order. */
 struct vnet_rx_hdr_fields {

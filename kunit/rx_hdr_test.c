@@ -7,10 +7,11 @@
 #include <linux/limits.h>
 #include <linux/skbuff.h>
 #include <uapi/linux/virtio_net.h>
+#include "features.h"
 #include "rx_buf.h"
 
 #define ALL_RX	(VNET_RX_ALLOW_CSUM | VNET_RX_ALLOW_TCPV4 | VNET_RX_ALLOW_TCPV6 | \
-		 VNET_RX_ALLOW_UDP | VNET_RX_ALLOW_ECN)
+		 VNET_RX_ALLOW_UDP | VNET_RX_ALLOW_ECN | VNET_RX_ALLOW_UDP_L4)
 
 /* A 1514-byte TCP/IPv4 frame: checksum at 34 + 16. */
 #define FRAME	1514U
@@ -43,8 +44,15 @@ static void rxhdr_allowed_from_features(struct kunit *test)
 						  (1ULL << VIRTIO_NET_F_GUEST_TSO4) |
 						  (1ULL << VIRTIO_NET_F_GUEST_TSO6) |
 						  (1ULL << VIRTIO_NET_F_GUEST_UFO) |
-						  (1ULL << VIRTIO_NET_F_GUEST_ECN)),
+						  (1ULL << VIRTIO_NET_F_GUEST_ECN) |
+						  (1ULL << VNET_F_GUEST_USO4) |
+						  (1ULL << VNET_F_GUEST_USO6)),
 			ALL_RX);
+	/* Either USO feature allows the one UDP_L4 type. */
+	KUNIT_EXPECT_EQ(test, vnet_rx_hdr_allowed(1ULL << VNET_F_GUEST_USO4),
+			VNET_RX_ALLOW_UDP_L4);
+	KUNIT_EXPECT_EQ(test, vnet_rx_hdr_allowed(1ULL << VNET_F_GUEST_USO6),
+			VNET_RX_ALLOW_UDP_L4);
 	/* Host-side offloads say nothing about what we receive. */
 	KUNIT_EXPECT_EQ(test, vnet_rx_hdr_allowed((1ULL << VIRTIO_NET_F_CSUM) |
 						  (1ULL << VIRTIO_NET_F_HOST_TSO4)),
@@ -124,10 +132,16 @@ static void rxhdr_gso_types(struct kunit *test)
 				    ALL_RX & ~VNET_RX_ALLOW_TCPV6), VNET_RX_BAD_HDR);
 	KUNIT_EXPECT_EQ(test, check(nc, VIRTIO_NET_HDR_GSO_UDP, 1472, 34, 6, len,
 				    ALL_RX & ~VNET_RX_ALLOW_UDP), VNET_RX_BAD_HDR);
-	/* Types that do not exist or were never offered (5: UDP_L4, i.e. USO). */
-	KUNIT_EXPECT_EQ(test, check(nc, 2, 1448, 34, 16, len, ALL_RX), VNET_RX_BAD_HDR);
-	KUNIT_EXPECT_EQ(test, check(nc, 5, 1472, 34, 6, len, ALL_RX),
+	/* UDP_L4 (USO, type 5) needs GUEST_USO4/6. */
+	KUNIT_EXPECT_EQ(test, check(nc, VNET_HDR_GSO_UDP_L4, 1400, 34, 6, len, ALL_RX),
+			VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, check(nc, VNET_HDR_GSO_UDP_L4, 1400, 34, 6, len,
+				    ALL_RX & ~VNET_RX_ALLOW_UDP_L4), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, VNET_HDR_GSO_UDP_L4, 0, 34, 6, len, ALL_RX),
 			VNET_RX_BAD_HDR);
+	/* Types that do not exist. */
+	KUNIT_EXPECT_EQ(test, check(nc, 2, 1448, 34, 16, len, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, 6, 1472, 34, 6, len, ALL_RX), VNET_RX_BAD_HDR);
 	KUNIT_EXPECT_EQ(test, check(nc, 0x7f, 1448, 34, 16, len, ALL_RX), VNET_RX_BAD_HDR);
 }
 
@@ -146,6 +160,8 @@ static void rxhdr_gso_ecn(struct kunit *test)
 	/* ECN alone, or on UDP. */
 	KUNIT_EXPECT_EQ(test, check(0, ecn, 0, 0, 0, len, ALL_RX), VNET_RX_BAD_HDR);
 	KUNIT_EXPECT_EQ(test, check(nc, ecn | VIRTIO_NET_HDR_GSO_UDP, 1472, 34, 6, len,
+				    ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, check(nc, ecn | VNET_HDR_GSO_UDP_L4, 1400, 34, 6, len,
 				    ALL_RX), VNET_RX_BAD_HDR);
 }
 

@@ -8,6 +8,7 @@
 #include <linux/if_vlan.h>
 #include <linux/skbuff.h>
 #include <uapi/linux/virtio_net.h>
+#include "features.h"
 #include "rx_buf.h"
 
 /* Largest frame a guest-GSO device may hand us: 64 KiB plus L2 headers. */
@@ -132,6 +133,8 @@ u32 vnet_rx_hdr_allowed(u64 vfeatures)
 		{ VIRTIO_NET_F_GUEST_TSO6, VNET_RX_ALLOW_TCPV6 },
 		{ VIRTIO_NET_F_GUEST_UFO, VNET_RX_ALLOW_UDP },
 		{ VIRTIO_NET_F_GUEST_ECN, VNET_RX_ALLOW_ECN },
+		{ VNET_F_GUEST_USO4, VNET_RX_ALLOW_UDP_L4 },
+		{ VNET_F_GUEST_USO6, VNET_RX_ALLOW_UDP_L4 },
 	};
 	u32 allowed = 0;
 	unsigned int i;
@@ -185,6 +188,9 @@ enum vnet_rx_verdict vnet_rx_check_hdr(const struct vnet_rx_hdr_fields *h,
 		break;
 	case VIRTIO_NET_HDR_GSO_UDP:
 		need = VNET_RX_ALLOW_UDP;
+		break;
+	case VNET_HDR_GSO_UDP_L4:
+		need = VNET_RX_ALLOW_UDP_L4;
 		break;
 	default:
 		*why = "unknown GSO type";
