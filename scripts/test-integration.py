@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from vmtest import VmTestError, install_signal_handlers, resolve_kernel  # noqa: E402
 from vmtest import affinity_suite, faults, functional, harness_suite, kmemleak  # noqa: E402
-from vmtest import failover_suite, parity, rss_suite, xdp_suite  # noqa: E402,F401  (add to functional)
+from vmtest import failover_suite, parity, rss_suite, uso_suite, xdp_suite  # noqa: E402,F401  (add to functional)
 from vmtest.runner import Runner  # noqa: E402
 from vmtest.util import set_verbose  # noqa: E402
 

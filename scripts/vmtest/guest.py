@@ -38,6 +38,24 @@ from .qmp import QMP
 from .util import CheckFailed, VmTestError, cache_dir, log, tail, timeout_scale
 
 QEMU = os.environ.get("VNET_QEMU", "qemu-system-x86_64")
+_BACKPORTS_QEMU: list[str] = []
+
+
+def qemu_binary(which: str) -> str:
+    """QEMU for a boot: "" the default (VNET_QEMU or the system's 7.2),
+    "backports" the newer one from bookworm-backports (scripts/qemu-backports.sh
+    fetches it into the cache once)."""
+    if not which:
+        return QEMU
+    if which != "backports":
+        raise VmTestError(f"unknown QEMU {which!r}")
+    if not _BACKPORTS_QEMU:
+        script = Path(__file__).resolve().parent.parent / "qemu-backports.sh"
+        r = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise VmTestError(f"no QEMU from bookworm-backports:\n{tail(r.stderr, 15)}")
+        _BACKPORTS_QEMU.append(r.stdout.strip().splitlines()[-1])
+    return _BACKPORTS_QEMU[0]
 # sysrq_always_enabled: Guest.sysrq() (QMP sendkey through the PS/2
 # keyboard) must work on a guest that no longer answers its agent.
 DEFAULT_CMDLINE = ("console=ttyS0,115200 nokaslr panic=-1 no_console_suspend "
@@ -107,6 +125,8 @@ class VMConfig:
     modopts: str = ""
     extra_modules: tuple = ()
     boot_timeout: float = 120.0
+    # "" the default QEMU, "backports" the newer one (see qemu_binary)
+    qemu: str = ""
 
     def with_(self, **kw) -> "VMConfig":
         return replace(self, **kw)
@@ -142,6 +162,8 @@ class VMConfig:
             parts.append(f"cmdline+='{self.cmdline}'")
         if self.modopts:
             parts.append(f"modopts='{self.modopts}'")
+        if self.qemu:
+            parts.append(f"qemu={self.qemu}")
         return " ".join(parts)
 
 
@@ -263,7 +285,7 @@ class Guest:
             cmdline += f' vnet.modopts="{cfg.modopts}"'
         if cfg.cmdline:
             cmdline += " " + cfg.cmdline
-        a = [QEMU, "-name", self.name,
+        a = [qemu_binary(cfg.qemu), "-name", self.name,
              "-machine", "q35", "-accel", "tcg,thread=multi", "-cpu", cfg.cpu_model(),
              "-smp", cfg.topology(), "-m", str(cfg.memory),
              "-nodefaults", "-no-user-config", "-display", "none", "-vga", "none",
