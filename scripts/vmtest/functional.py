@@ -34,6 +34,9 @@ FEATURES = {
     "no_ctrl_vq": "ctrl_vq=off,ctrl_rx=off,ctrl_vlan=off,ctrl_mac_addr=off,guest_announce=off,mq=off",
     "csum_off": "csum=off",
     "guest_tso_off": "guest_tso4=off,guest_tso6=off",
+    # part of the GSO features: the device segments IPv6 TCP but not IPv4,
+    # and coalesces received IPv4 TCP but not IPv6
+    "gso_partial": "host_tso4=off,host_ecn=off,host_ufo=off,guest_tso6=off,guest_ecn=off",
     "event_idx_off": "event_idx=off",
     "packed": "packed=on",
     # small receive buffers (no mergeable buffers, no guest GSO) under a
@@ -763,8 +766,24 @@ def _small_buffers(ctx: Ctx) -> str:
     return "MTU max 1400, 2500Mb/s half; "
 
 
+def _gso_partial(ctx: Ctx) -> str:
+    """Part of the GSO features: TSO for IPv6 only (IPv4 TCP, whose traffic
+    follows, is segmented by the stack), receive coalescing for IPv4 only."""
+    g = ctx.g
+    k = {}
+    for line in g.run_ok(f"ethtool -k {net.ifname(g)}").splitlines():
+        if ":" in line:
+            name, _, rest = line.strip().partition(":")
+            k[name] = rest.split()[0] if rest.split() else ""
+    want = {"tx-tcp-segmentation": "off", "tx-tcp-ecn-segmentation": "off",
+            "tx-tcp6-segmentation": "on"}
+    got = {n: k.get(n) for n in want}
+    check(got == want, f"ethtool -k {got}, expected {want}")
+    return "TSO6 only; "
+
+
 # extra checks of some feature sets, run before the traffic; they return a note
-FEATURE_CHECKS = {"small_buffers": _small_buffers}
+FEATURE_CHECKS = {"small_buffers": _small_buffers, "gso_partial": _gso_partial}
 
 
 def _feature_test(props: str, extra=None):
