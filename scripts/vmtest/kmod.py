@@ -45,6 +45,11 @@ def build_guest_kmod(kernel: KernelImage, name: str) -> Path:
     h = hashlib.sha256(kernel.release.encode())
     if own_tree:
         h.update(str(tree.resolve()).encode() + b"\0")
+        # the tree rebuilt with another config keeps its release: modules
+        # built against the old build would not load ("invalid module format")
+        for f in (".config", "Module.symvers"):
+            if (tree / f).is_file():
+                h.update((tree / f).read_bytes())
     for p in sources:
         h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     out_dir = cache_dir() / "guest-kmod" / kernel.release / h.hexdigest()[:16]
