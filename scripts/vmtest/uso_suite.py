@@ -29,6 +29,7 @@ from . import net
 from .functional import check, suite
 from .guest import Nic, VMConfig
 from .runner import Ctx
+from .util import timeout_scale
 
 USO = VMConfig(smp=2, memory=1024, nics=(Nic(queues=2),), qemu="backports")
 BITS = {"guest_uso4": 54, "guest_uso6": 55, "host_uso": 56}
@@ -64,6 +65,7 @@ print("good %d bad %d bytes %d" % (good, bad, nbytes), flush=True)
 HOST_SEND = r"""
 import socket, struct, sys, time
 dst, port, sends, gso, segs = sys.argv[1], int(sys.argv[2]), *map(int, sys.argv[3:6])
+pause = float(sys.argv[6])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(17, 103, gso)   # SOL_UDP, UDP_SEGMENT
 n = 0
@@ -72,7 +74,7 @@ for i in range(sends):
                       bytes((n + j + k) & 0xff for k in range(4, gso)) for j in range(segs)),
              (dst, port))
     n += segs
-    time.sleep(0.002)
+    time.sleep(pause)
 print(n)
 """
 
@@ -126,11 +128,13 @@ def _tx_round(g, ifn: str) -> tuple[dict[str, int], int]:
 
 def _rx_round(g, ifn: str) -> tuple[dict[str, int], int]:
     n = g.nics[0]
-    bg = g.run_bg(f"vnet-udpgso recv {PORT_RX} 3")
+    bg = g.run_bg(f"vnet-udpgso recv {PORT_RX} {int(3 * timeout_scale())}")
     time.sleep(1.0)
     before = net.sysfs_stats(g, names=("rx_packets",))["rx_packets"]
+    # paced for the guest: a slower one (debug kernel) would drop datagrams
+    pause = 0.002 * timeout_scale()
     r = g.host(["python3", "-c", HOST_SEND, n.guest_ip, str(PORT_RX), str(SENDS), str(GSO),
-                str(SEGS)], timeout=120)
+                str(SEGS), str(pause)], timeout=120 * timeout_scale())
     check(r.stdout.strip() == str(DGRAMS), f"host sent {r.stdout.strip()}, expected {DGRAMS}")
     res = bg.result(timeout=60)
     after = net.sysfs_stats(g, names=("rx_packets",))["rx_packets"]
