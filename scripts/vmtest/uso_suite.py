@@ -148,35 +148,45 @@ def _intact(what: str, got: dict[str, int]) -> None:
           f"{what}: {got['good']} of {DGRAMS} datagrams arrived intact")
 
 
+def _rounds(ctx: Ctx, ifn: str, feature: str, offered: bool, round_fn, verb: str) -> list[str]:
+    """One round per setting of FEATURE (on, then off; only the kernel's
+    default when USO was not negotiated): every datagram arrives intact, and
+    the driver handles one packet per send with USO, one per datagram
+    without."""
+    g = ctx.g
+    modes = [("on", True), ("off", False)] if offered else [("", False)]
+    notes = []
+    try:
+        for mode, uso in modes:
+            if mode:
+                g.run_ok(f"ethtool -K {ifn} {feature} {mode}")
+            got, pkts = round_fn(g, ifn)
+            what = f"{feature} {mode or 'n/a'}"
+            _intact(what, got)
+            if uso:
+                check(pkts < DGRAMS / 4, f"{what}: the driver {verb} {pkts} packets for "
+                                         f"{DGRAMS} datagrams in {SENDS} sends")
+            else:
+                check(pkts >= got["good"], f"{what}: the driver {verb} {pkts} packets for "
+                                           f"{got['good']} datagrams")
+            notes.append(f"{mode or 'no USO'}: {pkts} packets for {got['good']}/{DGRAMS} "
+                         "datagrams")
+    finally:
+        if offered:
+            g.run(f"ethtool -K {ifn} {feature} on")
+    return notes
+
+
 @suite.test("uso.tx", USO, "uso", smoke=True)
 def t_uso_tx(ctx: Ctx):
     """UDP GSO sends: one packet per send with USO on, every datagram intact either way."""
     g = ctx.g
     ifn = net.ifname(g)
     offered = _offered(ctx, ifn)
-    notes = []
-    modes = [("off", False)]
-    if offered:
-        if ctx.driver == "ours":
-            on = _feature(g, ifn, "tx-udp-segmentation")
-            check(on == "on", f"tx-udp-segmentation is {on!r} by default")
-        modes.insert(0, ("on", True))
-    try:
-        for mode, uso in modes:
-            if offered:
-                g.run_ok(f"ethtool -K {ifn} tx-udp-segmentation {mode}")
-            got, pkts = _tx_round(g, ifn)
-            _intact(f"tx-udp-segmentation {mode}", got)
-            if uso:
-                check(pkts < DGRAMS / 4, f"USO on: the driver sent {pkts} packets for "
-                                         f"{DGRAMS} datagrams in {SENDS} sends")
-            else:
-                check(pkts >= got["good"], f"USO off: the driver sent {pkts} packets for "
-                                           f"{got['good']} datagrams received")
-            notes.append(f"{mode}: {pkts} packets for {got['good']}/{DGRAMS} datagrams")
-    finally:
-        if offered:
-            g.run(f"ethtool -K {ifn} tx-udp-segmentation on")
+    if offered and ctx.driver == "ours":
+        on = _feature(g, ifn, "tx-udp-segmentation")
+        check(on == "on", f"tx-udp-segmentation is {on!r} by default")
+    notes = _rounds(ctx, ifn, "tx-udp-segmentation", offered, _tx_round, "sent")
     ctx.note(("USO negotiated; " if offered else "USO not negotiated (kernel < 6.2); ") +
              ", ".join(notes))
 
@@ -184,26 +194,6 @@ def t_uso_tx(ctx: Ctx):
 @suite.test("uso.rx", USO, "uso", smoke=True)
 def t_uso_rx(ctx: Ctx):
     """Coalesced UDP frames from the device (GUEST_USO4) reach the socket as intact datagrams."""
-    g = ctx.g
-    ifn = net.ifname(g)
+    ifn = net.ifname(ctx.g)
     offered = _offered(ctx, ifn)
-    notes = []
-    modes = [("on", offered), ("off", False)] if offered else [("", False)]
-    try:
-        for mode, uso in modes:
-            if mode:
-                g.run_ok(f"ethtool -K {ifn} rx-gro-hw {mode}")
-            got, pkts = _rx_round(g, ifn)
-            _intact(f"rx-gro-hw {mode or 'n/a'}", got)
-            if uso:
-                check(pkts < DGRAMS / 4, f"GUEST_USO on: the driver received {pkts} packets "
-                                         f"for {DGRAMS} datagrams in {SENDS} sends")
-            else:
-                check(pkts >= got["good"], f"no GUEST_USO: the driver received {pkts} packets "
-                                           f"for {got['good']} datagrams")
-            notes.append(f"{mode or 'no USO'}: {pkts} packets for {got['good']}/{DGRAMS} "
-                         "datagrams")
-    finally:
-        if offered:
-            g.run(f"ethtool -K {ifn} rx-gro-hw on")
-    ctx.note(", ".join(notes))
+    ctx.note(", ".join(_rounds(ctx, ifn, "rx-gro-hw", offered, _rx_round, "received")))
