@@ -158,6 +158,13 @@ bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr)
 
 /* --- receive --- */
 
+/* Largest frame one page takes with XDP's headroom and tailroom. */
+static unsigned int vnet_xdp_page_frame(void)
+{
+	return vnet_xdp_max_frame(PAGE_SIZE, XDP_PACKET_HEADROOM,
+				  VNET_XDP_TAILROOM);
+}
+
 /* Give back a received buffer and its fragments (drop, failure). */
 static void vnet_xdp_buff_free(struct xdp_buff *xdp)
 {
@@ -227,8 +234,7 @@ static bool vnet_xdp_mrg_first(struct vnet_rq *rq, void *buf, void *ctx,
 	struct vnet *vi = rq->qp->vi;
 	unsigned int room = vnet_rx_ctx_headroom(ctx);
 	unsigned int cap = vnet_rx_ctx_truesize(ctx);
-	unsigned int max = vnet_xdp_max_frame(PAGE_SIZE, XDP_PACKET_HEADROOM,
-					      VNET_XDP_TAILROOM);
+	unsigned int max = vnet_xdp_page_frame();
 	unsigned int dlen = len - vi->hdr_len, copy;
 	struct page *page = virt_to_head_page(buf);
 	u8 *data = (u8 *)buf + vi->hdr_len;
@@ -267,8 +273,7 @@ static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
 			       unsigned int *truesize)
 {
 	struct vnet *vi = rq->qp->vi;
-	unsigned int max = vnet_xdp_max_frame(PAGE_SIZE, XDP_PACKET_HEADROOM,
-					      VNET_XDP_TAILROOM);
+	unsigned int max = vnet_xdp_page_frame();
 	unsigned int left, more;
 	struct page *page;
 	void *next;
@@ -577,8 +582,7 @@ static void vnet_xdp_stop(struct vnet *vi)
 
 static void vnet_xdp_get_limits(struct vnet_xdp_limits *lim)
 {
-	lim->single = vnet_xdp_max_frame(PAGE_SIZE, XDP_PACKET_HEADROOM,
-					 VNET_XDP_TAILROOM);
+	lim->single = vnet_xdp_page_frame();
 	lim->frags = vnet_xdp_max_frags_frame(MAX_SKB_FRAGS,
 					      VNET_GOOD_FRAME_LEN);
 }
