@@ -10,7 +10,8 @@
  * stopped queue or an urgent sender (netpoll, teardown) never waits.
  *
  * Adaptive mode learns how many packets one hold window gathers.  The
- * first packet after idle is kicked at once.  Holding starts only when
+ * first packet after idle (a window without packets or notifications)
+ * is kicked at once.  Holding starts only when
  * the recent gaps between bursts (a moving average) promise a batch per
  * window that pays: a batch costs a timer arm and a timer interrupt
  * besides its notification, and unheld packets cost only the
@@ -19,16 +20,21 @@
  * (1 + VNET_KICK_BATCH_EXITS) / (notifications per unheld packet), and
  * at least VNET_KICK_MIN_BATCH: 4 when every unheld burst notifies, 8
  * when the device declines three in five (a busy device, many flows
- * per queue).  A batch that
- * fills before its deadline lets the next one grow; one the timer had to
- * flush shows what a window really yields:
- *  - too few packets: holding stops, and may only start again after a
- *    number of bursts that doubles with every such failure (closed-loop
- *    traffic, e.g. request/response, stops sending while its packet is
- *    held: probing it costs one wait per 2^n rounds, not every round);
- *  - bulk data (packets averaging over VNET_KICK_BULK_LEN bytes: TCP is
- *    already coalescing, its senders are paced by acknowledgements and
- *    keep sending while the window lasts): the next batches gather up to
+ * per queue).  A batch that fills before its deadline lets the next one
+ * grow; one the timer had to flush shows what a window really yields:
+ *  - too few packets, on average over the timer flushes since holding
+ *    started (weighted to the recent ones, and starting at the least
+ *    worthwhile batch: a thin first window stops holding at once, a thin
+ *    window in a stream that filled the earlier ones does not): holding
+ *    stops, and may only start again after a number of bursts that
+ *    doubles with every such failure (closed-loop traffic, e.g.
+ *    request/response, stops sending while its packet is held: probing
+ *    it costs one wait per 2^n rounds, not every round);
+ *  - bulk data (packets of the timer-flushed batches averaging over
+ *    VNET_KICK_BULK_LEN bytes, a moving average, so that a window of a
+ *    stream's small segments does not count as requests: TCP is already
+ *    coalescing, its senders are paced by acknowledgements and keep
+ *    sending while the window lasts): the next batches gather up to
  *    tx-frames again;
  *  - small packets whose last one came early in the window: the senders
  *    ran out (all of them waiting for answers), so the next batches are
@@ -98,11 +104,19 @@ struct vnet_kick_state {
 	u32 notify_rate;
 	u32 sample_pkts;	/* unheld packets in the current sample */
 	u32 sample_notifies;	/* notifications they needed */
+	/*
+	 * adaptive: packets the flush timer found held, x8, averaged over
+	 * the timer flushes since holding (re)started
+	 */
+	u32 flush_avg8;
+	/* adaptive: bytes per packet of the timer-flushed batches, averaged */
+	u32 len_avg;
 	bool armed;	/* flush timer requested for this batch */
 	enum vnet_kick_reason why;	/* why the last VNET_KICK_NOW */
 	u64 first_ns;	/* when the oldest pending packet was added */
 	u64 last_add_ns;	/* when the newest pending packet was added */
-	u64 last_end_ns;	/* when the previous burst ended */
+	/* when the previous burst ended, or was notified if that was later */
+	u64 last_end_ns;
 	u64 gap_avg_ns;	/* adaptive: moving average of burst gaps */
 	u64 max_hold_ns;	/* longest wait of a packet for its kick */
 	/*

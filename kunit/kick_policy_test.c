@@ -247,29 +247,41 @@ static enum vnet_kick_action pkt_len(struct vnet_kick_state *s,
 /*
  * Bulk data that ran out early in the window (TCP waiting for the
  * acknowledgements of the previous batch) keeps gathering up to
- * tx-frames; small packets that ran out are kicked at that size.
+ * tx-frames; small packets that ran out are kicked at that size, once
+ * the moving average of packet sizes says they are no stream's.
  */
 static void kick_adaptive_bulk_keeps_window(struct kunit *test)
 {
 	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
 	struct vnet_kick_state s;
 	u64 t = 10000 * US;
-	int i;
+	int i, w;
 
 	vnet_kick_init(&s, &cfg);
 	s.target = 32;
 	s.last_end_ns = t - 10 * US;
 	for (i = 0; i < 6; i++, t += 10 * US)
 		pkt_len(&s, &cfg, t, 7000);
-	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 12000 * US);
+	t = 12000 * US;
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t);
 	KUNIT_EXPECT_EQ(test, s.target, 32U);
 	KUNIT_EXPECT_EQ(test, s.nogrow, 0);
 
-	/* The same batch of 300-byte requests: kick at six from now on. */
-	s.last_end_ns = t - 10 * US;
-	for (i = 0; i < 6; i++, t += 10 * US)
-		pkt_len(&s, &cfg, t, 300);
-	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t + 2000 * US);
+	/*
+	 * The same batches of 300-byte requests: one such window is a
+	 * stream's small segments, still bulk; by the fifth the average is
+	 * below 2048 bytes and batches are kicked at six from then on.
+	 */
+	for (w = 1; w <= 5 && s.target == 32; w++) {
+		t += 10 * US;
+		for (i = 0; i < 6; i++, t += 10 * US)
+			pkt_len(&s, &cfg, t, 300);
+		t += 2000 * US;
+		vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t);
+		if (w == 1)
+			KUNIT_EXPECT_EQ(test, s.target, 32U);
+	}
+	KUNIT_EXPECT_EQ(test, w, 6);
 	KUNIT_EXPECT_EQ(test, s.target, 6U);
 	KUNIT_EXPECT_EQ(test, s.nogrow, (u8)VNET_KICK_NOGROW);
 }
@@ -404,6 +416,55 @@ static void kick_adaptive_timer_shrinks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.target, 5U);
 }
 
+/*
+ * Holds one timer window (2 ms) of @n bulk packets (4 KB, spread over its
+ * first 1.5 ms) and lets the timer flush it.  Returns the target after.
+ */
+static u32 bulk_window(struct vnet_kick_state *s,
+		       const struct vnet_kick_cfg *cfg, u64 *t, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++, *t += 1500 * US / n)
+		pkt_len(s, cfg, *t, 4096);
+	*t = vnet_kick_deadline(s, cfg);
+	vnet_kick_done(s, cfg, VNET_KICKED_TIMER, *t);
+	*t += 50 * US;
+	return s->target;
+}
+
+/*
+ * Adaptive: a stream whose windows gathered twelve keeps holding through
+ * a thin window of two (its senders waited for acknowledgements), and
+ * stops only when thin windows go on (worth holding: four, the notify
+ * rate being one); a flow that holding has just started on stops at its
+ * first thin window.
+ */
+static void kick_adaptive_stream_rides_out_thin_window(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_state s;
+	u64 t = 10000 * US;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 32;
+	s.last_end_ns = t - 50 * US;
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 12), 32U);
+	KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 2), 32U);
+	KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 12), 32U);
+	/* Thin windows in a row: the fourth takes the average below four. */
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 2), 32U);
+	KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 2), 1U);
+
+	/* Holding starts afresh: one thin window is enough to stop. */
+	s.target = 32;
+	s.last_end_ns = t - 50 * US;
+	KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 2), 1U);
+}
+
 /* Adaptive: the first packet after idle goes out at once, even when batching. */
 static void kick_adaptive_idle_then_immediate(struct kunit *test)
 {
@@ -419,6 +480,15 @@ static void kick_adaptive_idle_then_immediate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.target, 16U);
 	/* The packet right after it is held again. */
 	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 5005 * US, false), VNET_KICK_ARM);
+
+	/*
+	 * The timer flushes it at 5105 us; the sender, which waited for
+	 * that, sends again 20 us later, 120 us after its last packet: not
+	 * idle (no window passed without a notification), held.
+	 */
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 5105 * US);
+	s.target = 16;
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 5125 * US, false), VNET_KICK_ARM);
 }
 
 /* Growth never passes tx-frames (or the cap when tx-frames is 0). */
@@ -469,6 +539,7 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_adaptive_bulk_keeps_window),
 	KUNIT_CASE(kick_pacing_shift),
 	KUNIT_CASE(kick_adaptive_timer_shrinks),
+	KUNIT_CASE(kick_adaptive_stream_rides_out_thin_window),
 	KUNIT_CASE(kick_adaptive_idle_then_immediate),
 	KUNIT_CASE(kick_adaptive_caps),
 	KUNIT_CASE(kick_clock_wraparound),

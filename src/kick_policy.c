@@ -65,6 +65,8 @@ void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 	s->notify_rate = VNET_KICK_RATE_ONE;
 	s->sample_pkts = 0;
 	s->sample_notifies = 0;
+	s->flush_avg8 = VNET_KICK_MIN_BATCH * 8;
+	s->len_avg = 0;
 	s->first_ns = 0;
 	s->last_add_ns = 0;
 	s->last_end_ns = 0;
@@ -192,6 +194,7 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 				  enum vnet_kick_reason why, u64 now)
 {
 	u64 window = vnet_kick_window(cfg);
+	u32 min, len;
 
 	if (why == VNET_KICKED_COUNT) {
 		s->backoff = 0;
@@ -208,18 +211,24 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 	}
 	if (why != VNET_KICKED_TIMER)
 		return;
-	if (s->pending < vnet_kick_min_batch(s)) {
+	/* First window: its own size; then a moving average. */
+	len = div_u64(s->bytes, s->pending);
+	s->len_avg = s->len_avg ? (3 * s->len_avg + len) / 4 : len;
+	min = vnet_kick_min_batch(s);
+	s->flush_avg8 = (3 * s->flush_avg8 + 8 * s->pending) / 4;
+	if (s->flush_avg8 < 8 * min) {
 		/* Not worth its timer: stop, and probe again ever later. */
 		s->target = 1;
 		s->skip = 1U << s->backoff;
 		if (s->backoff < VNET_KICK_MAX_BACKOFF)
 			s->backoff++;
 		s->gap_avg_ns = window;
+		s->flush_avg8 = 8 * min;
 		return;
 	}
 	s->backoff = 0;
 	/* Bulk data: the whole window pays, keep gathering to the limit. */
-	if (div_u64(s->bytes, s->pending) > VNET_KICK_BULK_LEN) {
+	if (s->len_avg > VNET_KICK_BULK_LEN) {
 		s->target = vnet_kick_max_batch(cfg);
 		s->nogrow = 0;
 		return;
@@ -265,6 +274,13 @@ void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
 
 	if (cfg->adaptive && s->pending && s->target > 1)
 		vnet_kick_learn_batch(s, cfg, why, now);
+	/*
+	 * A quiet spell is measured from the last packet or notification:
+	 * a stream whose senders waited for a held batch to go out (its
+	 * acknowledgements) has not been idle since its last packet.
+	 */
+	if (s->pending && (s64)(now - s->last_end_ns) > 0)
+		s->last_end_ns = now;
 	s->pending = 0;
 	s->armed = false;
 }
