@@ -137,7 +137,7 @@ static struct vnet_int_opt vnet_opt_tx_frames = {
 };
 module_param_cb(tx_frames, &vnet_int_ops, &vnet_opt_tx_frames, 0444);
 MODULE_PARM_DESC(tx_frames,
-		 "Notify the device at the latest after this many packets; 0 = by time only, 1 = no coalescing (default 32)");
+		 "Notify the device at the latest after this many packets; 0 = by time only, 1 = no coalescing (default 64)");
 
 static struct vnet_int_opt vnet_opt_tx_usecs = {
 	.val = &vnet_opts.tx_usecs, .def = VNET_TX_USECS_DEFAULT,
@@ -145,7 +145,7 @@ static struct vnet_int_opt vnet_opt_tx_usecs = {
 };
 module_param_cb(tx_usecs, &vnet_int_ops, &vnet_opt_tx_usecs, 0444);
 MODULE_PARM_DESC(tx_usecs,
-		 "Longest a packet waits for its notification, 0..10000 us; 0 = no holding (default 2000)");
+		 "Longest a packet waits for its notification, 0..10000 us; 0 = no holding (default 4000)");
 
 static struct vnet_bool_opt vnet_opt_adaptive_tx = {
 	.val = &vnet_opts.adaptive_tx, .def = VNET_TX_ADAPTIVE_DEFAULT,

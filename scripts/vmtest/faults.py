@@ -460,8 +460,8 @@ def t_ethtool_limits(ctx: Ctx):
 INT_OPTS = [
     ("napi_weight", 64, 1, 64),
     ("max_queue_pairs", 0, 0, 32768),
-    ("tx_frames", 32, 0, 32768),
-    ("tx_usecs", 2000, 0, 10000),
+    ("tx_frames", 64, 0, 32768),
+    ("tx_usecs", 4000, 0, 10000),
     ("tx_frames_irq", 0, 0, 32768),
     ("tx_usecs_irq", 1000, 0, 100000),
     ("rx_usecs", 100, 0, 10000),
@@ -540,7 +540,7 @@ def t_modparams(ctx: Ctx):
           and re.search(r"rx_frames=32768: .*cannot exceed the RX ring size; using the defaults",
                         text), f"no fallback warning for frames beyond the rings:\n{text[-1500:]}")
     c = kv(g.run_ok(f"ethtool -c {ifn}"))
-    check(c.get("tx-frames") == "32" and c.get("rx-frames") == "32", f"not the defaults: {c}")
+    check(c.get("tx-frames") == "64" and c.get("rx-frames") == "32", f"not the defaults: {c}")
     text = reload_with(g, "tx_frames=8 tx_usecs=0")
     check("needs tx-usecs above 0" in text, f"no warning for tx_frames=8 tx_usecs=0:\n{text[-1500:]}")
     reload_with(g, "")
