@@ -434,6 +434,13 @@ static void __maybe_unused vnet_quiesce(struct vnet *vi)
 	netif_device_detach(dev);
 	netif_tx_unlock_bh(dev);
 	vnet_pairs_stop(vi);
+	/*
+	 * A poll that was still running when the device was detached may
+	 * have woken a queue it reclaimed room in; with the pairs stopped
+	 * nothing can wake one again, so stop them for good before the
+	 * virtqueues go (else a TCP timer transmits into a deleted one).
+	 */
+	netif_tx_disable(dev);
 	rtnl_unlock();
 	vnet_rss_stop(vi);
 	vnet_vqs_teardown(vi);
