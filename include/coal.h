@@ -19,6 +19,9 @@
  *   rx-frames      fixed mode: packets a poll must find to defer;
  *                  adaptive mode: packets a deferred poll aims to gather
  *   adaptive-rx    size deferrals from the load (see rx_moderation.h)
+ *   rx-usecs-high  adaptive mode, bulk receive (large segments): longest
+ *                  deferral, at least two scheduler ticks to ride on the
+ *                  tick (0: no bulk deferral)
  * On kernels with the TX aggregation fields, tx-aggr-max-frames and
  * tx-aggr-time-usecs are the same settings as tx-frames and tx-usecs.
  */
@@ -42,6 +45,7 @@
 #define VNET_RX_USECS_DEFAULT		100
 #define VNET_RX_FRAMES_DEFAULT		32
 #define VNET_RX_ADAPTIVE_DEFAULT	true
+#define VNET_RX_USECS_HIGH_DEFAULT	8000	/* two ticks at HZ=250 */
 
 struct vnet_tx_coal {
 	u32 frames;
@@ -55,6 +59,7 @@ struct vnet_rx_coal {
 	u32 usecs;
 	u32 frames;
 	bool adaptive;
+	u32 usecs_high;
 };
 
 void vnet_tx_coal_default(struct vnet_tx_coal *c);

@@ -330,6 +330,7 @@ struct vnet_options {
 	int rx_usecs;
 	int rx_frames;
 	bool adaptive_rx;
+	int rx_usecs_high;
 };
 
 extern struct vnet_options vnet_opts;
@@ -373,7 +374,7 @@ int vnet_set_pairs(struct vnet *vi, u16 pairs);
 
 /* rx.c */
 bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp);
-int vnet_rx_receive(struct vnet_rq *rq, int budget);
+void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p);
 void vnet_rx_free_buf(struct vnet_rq *rq, void *buf);
 void vnet_rx_free_pages(struct vnet_rq *rq);
 void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq);

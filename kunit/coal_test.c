@@ -76,6 +76,11 @@ static void coal_rx_bounds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_rx_coal_check(&c, 256, &why), -EINVAL);
 	c.frames = 256;
 	KUNIT_EXPECT_EQ(test, vnet_rx_coal_check(&c, 256, &why), 0);
+	c.usecs_high = VNET_RX_USECS_MAX + 1;
+	KUNIT_EXPECT_EQ(test, vnet_rx_coal_check(&c, 256, &why), -EINVAL);
+	KUNIT_EXPECT_STREQ(test, why, "rx-usecs-high must be at most 10000");
+	c.usecs_high = VNET_RX_USECS_MAX;
+	KUNIT_EXPECT_EQ(test, vnet_rx_coal_check(&c, 256, &why), 0);
 }
 
 static struct kunit_case coal_cases[] = {

@@ -18,11 +18,35 @@ static const struct vnet_rx_mod_cfg wide = {
 	.tick_ns = TICK,
 };
 
+/* Adaptive defaults: rx-usecs 100, bulk deferrals up to rx-usecs-high 8 ms. */
+static const struct vnet_rx_mod_cfg bulk = {
+	.usecs = 100, .frames = 32, .adaptive = true, .usecs_high = 8000,
+	.ring = 256, .tick_ns = TICK,
+};
+
+#define SMALL	300	/* bytes: a request, an ACK */
+#define GSO	40000	/* bytes: a host-coalesced TCP segment */
+
+/* Mergeable buffers of a page (less headroom) each. */
+#define BUF	4000
+
+static enum vnet_rx_next decide_len(struct vnet_rx_mod_state *s,
+				    const struct vnet_rx_mod_cfg *cfg, int work,
+				    u32 len, u64 now, u64 *d, u64 *dmax)
+{
+	struct vnet_rx_poll p = {
+		.work = work, .budget = 64, .bytes = (u64)work * len,
+		.descs = (u64)work * DIV_ROUND_UP(len, BUF), .now = now,
+	};
+
+	return vnet_rx_mod_decide(s, cfg, &p, d, dmax);
+}
+
 static enum vnet_rx_next decide(struct vnet_rx_mod_state *s,
 				const struct vnet_rx_mod_cfg *cfg, int work,
 				u64 now, u64 *d, u64 *dmax)
 {
-	return vnet_rx_mod_decide(s, cfg, work, 64, now, d, dmax);
+	return decide_len(s, cfg, work, SMALL, now, d, dmax);
 }
 
 static void rxmod_budget_polls_again(struct kunit *test)
@@ -207,6 +231,137 @@ static void rxmod_fixed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, decide(&s, &cfg, 1, 0, &d, &dmax), VNET_RX_DEFER);
 }
 
+/*
+ * Bulk receive: two large segments per interrupt, every 4 ms.  No
+ * rx-usecs window gathers more than an interrupt, but one of rx-usecs-high
+ * that holds a tick costs no exit, so any packet starts it.
+ */
+static void rxmod_bulk_rides_tick(struct kunit *test)
+{
+	struct vnet_rx_mod_state s = {};
+	u64 d = 0, dmax = 0, t = 1000 * US;
+
+	/* No rate yet (the interrupt was never re-enabled): interrupt. */
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 2, GSO, t, &d, &dmax),
+			VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, s.len_avg, (u32)GSO);
+	t += 4000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 2, GSO, t, &d, &dmax),
+			VNET_RX_DEFER);
+	KUNIT_EXPECT_EQ(test, d, 4000 * US);
+	KUNIT_EXPECT_EQ(test, dmax, 8000 * US);
+	KUNIT_EXPECT_TRUE(test, s.free);
+	/* The tick 5 ms later found 2, what an interrupt brings: go on. */
+	t += 5000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 2, GSO, t, &d, &dmax),
+			VNET_RX_DEFER);
+	KUNIT_EXPECT_EQ(test, d, 4000 * US);
+	KUNIT_EXPECT_TRUE(test, s.free);
+	/* One segment on the next tick is still worth it. */
+	t += 4500 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 1, GSO, t, &d, &dmax),
+			VNET_RX_DEFER);
+	/*
+	 * The stream paused: the empty poll hands back the interrupt, and
+	 * the next one may defer again at once (it cost nothing).
+	 */
+	t += 6000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 0, GSO, t, &d, &dmax),
+			VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, s.skip, 0U);
+	t += 2000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 1, GSO, t, &d, &dmax),
+			VNET_RX_DEFER);
+	/*
+	 * No tick came (an idle CPU): the timer fired at the window's end,
+	 * two exits for 2 segments, less than 3 interrupts' worth.
+	 */
+	t += 8000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 2, GSO, t, &d, &dmax),
+			VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, s.skip, 1U);
+}
+
+/* The same arrivals in small packets are requests: interrupts at once. */
+static void rxmod_small_packets_not_bulk(struct kunit *test)
+{
+	struct vnet_rx_mod_state s = {};
+	u64 d = 0, dmax = 0, t = 1000 * US;
+	int i;
+
+	for (i = 0; i < 8; i++, t += 4000 * US)
+		KUNIT_EXPECT_EQ(test,
+				decide_len(&s, &bulk, 2, SMALL, t, &d, &dmax),
+				VNET_RX_REARM);
+	/* Just under the bulk size is still not bulk. */
+	for (i = 0; i < 8; i++, t += 4000 * US)
+		KUNIT_EXPECT_EQ(test,
+				decide_len(&s, &bulk, 2, VNET_RX_BULK_LEN - 1,
+					   t, &d, &dmax),
+				VNET_RX_REARM);
+	/* One poll of larger packets among small ones is not a stream... */
+	s = (struct vnet_rx_mod_state){};
+	for (i = 0; i < 8; i++, t += 4000 * US)
+		decide_len(&s, &bulk, 2, SMALL, t, &d, &dmax);
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 2, 4000, t, &d, &dmax),
+			VNET_RX_REARM);
+	/* ... a few are. */
+	t += 4000 * US;
+	decide_len(&s, &bulk, 2, 4000, t, &d, &dmax);
+	t += 4000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 2, 4000, t, &d, &dmax),
+			VNET_RX_DEFER);
+}
+
+/*
+ * A bulk window must hold a tick: not with rx-usecs-high under two ticks,
+ * not when half the ring would fill first, not with rx-usecs-high or
+ * rx-usecs 0.
+ */
+static void rxmod_bulk_window_must_hold_tick(struct kunit *test)
+{
+	struct vnet_rx_mod_cfg cfg = bulk;
+	struct vnet_rx_mod_state s = {};
+	u64 d = 0, dmax = 0, t = 1000 * US;
+
+	cfg.usecs_high = 7999;
+	decide_len(&s, &cfg, 2, GSO, t, &d, &dmax);
+	t += 4000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &cfg, 2, GSO, t, &d, &dmax),
+			VNET_RX_REARM);
+
+	/* 3 x 64 KB (51 buffers) in 100 us: half the ring in 251 us. */
+	cfg.usecs_high = 10000;
+	s = (struct vnet_rx_mod_state){};
+	decide_len(&s, &cfg, 3, 65536, t, &d, &dmax);
+	t += 100 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &cfg, 3, 65536, t, &d, &dmax),
+			VNET_RX_REARM);
+	/* In 3 ms: half the ring in 7.5 ms, under two ticks. */
+	t += 3000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &cfg, 3, 65536, t, &d, &dmax),
+			VNET_RX_REARM);
+	/* In 3.5 ms: 8.8 ms, the window's end; it opens a tick before. */
+	t += 3500 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &cfg, 3, 65536, t, &d, &dmax),
+			VNET_RX_DEFER);
+	KUNIT_EXPECT_EQ(test, dmax, 3500 * US * 128 / 51);
+	KUNIT_EXPECT_EQ(test, d, dmax - TICK);
+
+	cfg = bulk;
+	cfg.usecs_high = 0;
+	s = (struct vnet_rx_mod_state){};
+	decide_len(&s, &cfg, 2, GSO, t, &d, &dmax);
+	t += 4000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &cfg, 2, GSO, t, &d, &dmax),
+			VNET_RX_REARM);
+	cfg = bulk;
+	cfg.usecs = 0;
+	t += 4000 * US;
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &cfg, 2, GSO, t, &d, &dmax),
+			VNET_RX_REARM);
+}
+
 static struct kunit_case rx_moderation_cases[] = {
 	KUNIT_CASE(rxmod_budget_polls_again),
 	KUNIT_CASE(rxmod_idle_flow_immediate),
@@ -216,6 +371,9 @@ static struct kunit_case rx_moderation_cases[] = {
 	KUNIT_CASE(rxmod_unprofitable_deferral_backs_off),
 	KUNIT_CASE(rxmod_usecs_zero_disables),
 	KUNIT_CASE(rxmod_fixed),
+	KUNIT_CASE(rxmod_bulk_rides_tick),
+	KUNIT_CASE(rxmod_small_packets_not_bulk),
+	KUNIT_CASE(rxmod_bulk_window_must_hold_tick),
 	{}
 };
 

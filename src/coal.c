@@ -58,6 +58,7 @@ void vnet_rx_coal_default(struct vnet_rx_coal *c)
 	c->usecs = VNET_RX_USECS_DEFAULT;
 	c->frames = VNET_RX_FRAMES_DEFAULT;
 	c->adaptive = VNET_RX_ADAPTIVE_DEFAULT;
+	c->usecs_high = VNET_RX_USECS_HIGH_DEFAULT;
 }
 
 /* As vnet_tx_coal_check(), for a @ring-entry RX ring. */
@@ -66,6 +67,10 @@ int vnet_rx_coal_check(const struct vnet_rx_coal *c, unsigned int ring,
 {
 	if (c->usecs > VNET_RX_USECS_MAX) {
 		*why = "rx-usecs must be at most 10000";
+		return -EINVAL;
+	}
+	if (c->usecs_high > VNET_RX_USECS_MAX) {
+		*why = "rx-usecs-high must be at most 10000";
 		return -EINVAL;
 	}
 	if (c->frames > ring) {

@@ -162,6 +162,7 @@ static void vnet_probe_coal(struct vnet *vi)
 		.usecs = vnet_opts.rx_usecs,
 		.frames = vnet_opts.rx_frames,
 		.adaptive = vnet_opts.adaptive_rx,
+		.usecs_high = vnet_opts.rx_usecs_high,
 	};
 	unsigned int ring = virtqueue_get_vring_size(vi->qp[0].sq.vq);
 	const char *why;
@@ -180,8 +181,8 @@ static void vnet_probe_coal(struct vnet *vi)
 	if (vnet_rx_coal_check(&rc, virtqueue_get_vring_size(vi->qp[0].rq.vq),
 			       &why)) {
 		dev_warn(&vi->vdev->dev,
-			 "options rx_usecs=%u rx_frames=%u: %s; using the defaults\n",
-			 rc.usecs, rc.frames, why);
+			 "options rx_usecs=%u rx_frames=%u rx_usecs_high=%u: %s; using the defaults\n",
+			 rc.usecs, rc.frames, rc.usecs_high, why);
 		vnet_rx_coal_default(&rc);
 	}
 	vi->tx_coal = tc;

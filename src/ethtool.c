@@ -245,7 +245,8 @@ static int vnet_set_link_ksettings(struct net_device *dev,
 
 #define VNET_RX_COAL_PARAMS	(ETHTOOL_COALESCE_RX_USECS |		\
 				 ETHTOOL_COALESCE_RX_MAX_FRAMES |	\
-				 ETHTOOL_COALESCE_USE_ADAPTIVE_RX)
+				 ETHTOOL_COALESCE_USE_ADAPTIVE_RX |	\
+				 ETHTOOL_COALESCE_RX_USECS_HIGH)
 #define VNET_TX_COAL_PARAMS	(ETHTOOL_COALESCE_TX_USECS |		\
 				 ETHTOOL_COALESCE_TX_MAX_FRAMES |	\
 				 ETHTOOL_COALESCE_TX_USECS_IRQ |	\
@@ -267,6 +268,7 @@ static void vnet_coal_to_ec(const struct vnet_qp *qp,
 	ec->rx_coalesce_usecs = qp->rq.coal.usecs;
 	ec->rx_max_coalesced_frames = qp->rq.coal.frames;
 	ec->use_adaptive_rx_coalesce = qp->rq.coal.adaptive;
+	ec->rx_coalesce_usecs_high = qp->rq.coal.usecs_high;
 
 	ec->tx_max_coalesced_frames = c->frames;
 	ec->tx_coalesce_usecs = c->usecs;
@@ -282,6 +284,7 @@ static void vnet_ec_to_coal(const struct ethtool_coalesce *ec,
 	rc->usecs = ec->rx_coalesce_usecs;
 	rc->frames = ec->rx_max_coalesced_frames;
 	rc->adaptive = ec->use_adaptive_rx_coalesce;
+	rc->usecs_high = ec->rx_coalesce_usecs_high;
 	c->frames = ec->tx_max_coalesced_frames;
 	c->usecs = ec->tx_coalesce_usecs;
 	c->adaptive = ec->use_adaptive_tx_coalesce;

@@ -29,6 +29,7 @@ struct vnet_options vnet_opts = {
 	.rx_usecs = VNET_RX_USECS_DEFAULT,
 	.rx_frames = VNET_RX_FRAMES_DEFAULT,
 	.adaptive_rx = VNET_RX_ADAPTIVE_DEFAULT,
+	.rx_usecs_high = VNET_RX_USECS_HIGH_DEFAULT,
 };
 
 struct vnet_bool_opt {
@@ -193,6 +194,14 @@ static struct vnet_bool_opt vnet_opt_adaptive_rx = {
 module_param_cb(adaptive_rx, &vnet_bool_ops, &vnet_opt_adaptive_rx, 0444);
 MODULE_PARM_DESC(adaptive_rx,
 		 "Size receive deferrals from the load; idle flows get interrupts at once (default Y)");
+
+static struct vnet_int_opt vnet_opt_rx_usecs_high = {
+	.val = &vnet_opts.rx_usecs_high, .def = VNET_RX_USECS_HIGH_DEFAULT,
+	.min = 0, .max = VNET_RX_USECS_MAX,
+};
+module_param_cb(rx_usecs_high, &vnet_int_ops, &vnet_opt_rx_usecs_high, 0444);
+MODULE_PARM_DESC(rx_usecs_high,
+		 "Adaptive: longest receive deferral for bulk streams (large segments), 0..10000 us; 0 = none (default 8000)");
 
 static int __init vnet_init(void)
 {

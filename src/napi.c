@@ -123,6 +123,7 @@ static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 int vnet_poll_rx(struct napi_struct *napi, int budget)
 {
 	struct vnet_rq *rq = container_of(napi, struct vnet_rq, napi);
+	struct vnet_rx_poll poll = { .budget = budget };
 	u64 defer_ns = 0, defer_max_ns = 0;
 	int done;
 
@@ -130,14 +131,16 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	/* netpoll (budget 0, interrupts off) wants TX completions only */
 	if (!budget)
 		return 0;
-	done = vnet_rx_receive(rq, budget);
+	vnet_rx_receive(rq, &poll);
+	done = poll.work;
 
 	u64_stats_update_begin(&rq->stats.syncp);
 	u64_stats_inc(&rq->stats.napi_polls);
 	u64_stats_update_end(&rq->stats.syncp);
 
-	switch (vnet_rx_mod_decide(&rq->mod, &rq->mod_cfg, done, budget,
-				   ktime_get_ns(), &defer_ns, &defer_max_ns)) {
+	poll.now = ktime_get_ns();
+	switch (vnet_rx_mod_decide(&rq->mod, &rq->mod_cfg, &poll, &defer_ns,
+				   &defer_max_ns)) {
 	case VNET_RX_POLL_AGAIN:
 		break;
 	case VNET_RX_REARM:

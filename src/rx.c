@@ -536,12 +536,15 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 	napi_gro_receive(&rq->napi, skb);
 }
 
-/* Receive up to @budget frames; refill the ring once half of it is free. */
-int vnet_rx_receive(struct vnet_rq *rq, int budget)
+/*
+ * Receive up to @p->budget frames; refill the ring once half of it is
+ * free.  Tells in @p what was received, for the moderation policy.
+ */
+void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 {
 	u64 bytes = 0, dropped_before, dropped;
-	unsigned int len, ring;
-	int received = 0;
+	unsigned int len, ring, free_before = rq->vq->num_free;
+	int received = 0, budget = p->budget;
 	void *buf, *ctx;
 
 	dropped_before = u64_stats_read(&rq->stats.drop_bad_len) +
@@ -557,6 +560,7 @@ int vnet_rx_receive(struct vnet_rq *rq, int budget)
 	}
 	if (rq->xdp_pending)
 		vnet_xdp_rx_end(rq);
+	p->descs = rq->vq->num_free - free_before;
 
 	ring = virtqueue_get_vring_size(rq->vq);
 	if (rq->vq->num_free > min_t(unsigned int, budget, ring) / 2 &&
@@ -572,7 +576,8 @@ int vnet_rx_receive(struct vnet_rq *rq, int budget)
 	u64_stats_add(&rq->stats.bytes, bytes);
 	u64_stats_add(&rq->stats.drops, dropped);
 	u64_stats_update_end(&rq->stats.syncp);
-	return received;
+	p->work = received;
+	p->bytes = bytes;
 }
 
 /* Release a buffer the device never used (teardown, resize). */
@@ -626,6 +631,7 @@ void vnet_rx_set_coal(struct vnet_rq *rq, const struct vnet_rx_coal *c)
 	rq->mod_cfg.usecs = vnet_rx_device_moderates(rq, c) ? 0 : c->usecs;
 	rq->mod_cfg.frames = c->frames;
 	rq->mod_cfg.adaptive = c->adaptive;
+	rq->mod_cfg.usecs_high = c->usecs_high;
 	rq->mod_cfg.tick_ns = TICK_NSEC;
 	memset(&rq->mod, 0, sizeof(rq->mod));
 }

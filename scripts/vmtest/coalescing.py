@@ -124,6 +124,7 @@ def t_invalid(ctx: Ctx):
         (f"tx-frames-irq {ring + 1}", "tx-frames-irq cannot exceed"),
         ("tx-usecs-irq 100001", "tx-usecs-irq must be at most"),
         ("rx-usecs 10001", "rx-usecs must be at most"),
+        ("rx-usecs-high 10001", "rx-usecs-high must be at most"),
         (f"rx-frames {ring + 1}", "rx-frames cannot exceed"),
     ]
     for args, why in bad:
@@ -168,6 +169,8 @@ def t_under_traffic(ctx: Ctx):
         "adaptive-rx on rx-usecs 0",
         "adaptive-tx on tx-frames 0 tx-usecs 50 tx-frames-irq 0 tx-usecs-irq 100000",
         "adaptive-rx on rx-usecs 1000 rx-frames 64",
+        "adaptive-rx on rx-usecs 100 rx-usecs-high 0",
+        "adaptive-rx on rx-usecs 100 rx-usecs-high 8000",
     ]
     per_queue = ["tx-usecs 10", "rx-usecs 500", "tx-usecs-irq 0"]
     n = 0

@@ -217,6 +217,7 @@ def _coal_choice(rng: random.Random, rx_ring: int, tx_ring: int) -> dict[str, st
         "tx-frames-irq": str(upto(tx_ring, 0, 1, 16, 64)),
         "tx-usecs-irq": str(rng.choice([0, 50, 1000, 20000])),
         "rx-usecs": str(rng.choice([0, 20, 100, 2000])),
+        "rx-usecs-high": str(rng.choice([0, 2000, 8000])),
         "rx-frames": str(upto(rx_ring, 0, 1, 32, 64)),
         "adaptive-rx": rng.choice(["on", "off"]),
     }
@@ -412,6 +413,7 @@ def t_ethtool_limits(ctx: Ctx):
 
     # coalescing: the limit is taken, one beyond is refused
     limits = {"tx-usecs": 10000, "tx-usecs-irq": 100000, "rx-usecs": 10000,
+              "rx-usecs-high": 10000,
               "tx-frames": tx_max, "tx-frames-irq": tx_max, "rx-frames": rx_max}
     for k, lim in limits.items():
         extra = " tx-usecs 100" if k == "tx-frames" else ""
@@ -433,7 +435,7 @@ def t_ethtool_limits(ctx: Ctx):
     g.run(f"ethtool -C {ifn} " + " ".join(
         f"{k} {v}" for k, v in kv(before_c).items()
         if k in ("tx-frames", "tx-usecs", "tx-frames-irq", "tx-usecs-irq", "rx-usecs",
-                 "rx-frames")))
+                 "rx-frames", "rx-usecs-high")))
 
     # link settings: speed/duplex are reported as set, autoneg is not there
     g.run_ok(f"ethtool -s {ifn} speed 10000 duplex full")
@@ -466,6 +468,7 @@ INT_OPTS = [
     ("tx_usecs_irq", 1000, 0, 100000),
     ("rx_usecs", 100, 0, 10000),
     ("rx_frames", 32, 0, 32768),
+    ("rx_usecs_high", 8000, 0, 10000),
 ]
 BOOL_OPTS = ["csum", "gso", "napi_tx", "adaptive_tx", "adaptive_rx"]
 
@@ -526,7 +529,8 @@ def t_modparams(ctx: Ctx):
         for k, v in opts.items():
             check(param(g, k) == v, f"{label}: {k}={v} reads back {param(g, k)}")
         c = kv(g.run_ok(f"ethtool -c {ifn}"))
-        for k in ("tx_frames", "tx_usecs", "tx_usecs_irq", "rx_usecs", "rx_frames"):
+        for k in ("tx_frames", "tx_usecs", "tx_usecs_irq", "rx_usecs", "rx_frames",
+                  "rx_usecs_high"):
             want = opts[k]
             got = c.get(k.replace("_", "-"))
             check(got == want, f"{label}: ethtool -c {k.replace('_', '-')} {got}, option {want}")
@@ -537,7 +541,7 @@ def t_modparams(ctx: Ctx):
     # in range, but not with this device's rings or with each other
     text = reload_with(g, "tx_frames=32768 rx_frames=32768")
     check(re.search(r"tx_frames=32768 .*cannot exceed the TX ring size; using the defaults", text)
-          and re.search(r"rx_frames=32768: .*cannot exceed the RX ring size; using the defaults",
+          and re.search(r"rx_frames=32768 .*cannot exceed the RX ring size; using the defaults",
                         text), f"no fallback warning for frames beyond the rings:\n{text[-1500:]}")
     c = kv(g.run_ok(f"ethtool -c {ifn}"))
     check(c.get("tx-frames") == "64" and c.get("rx-frames") == "32", f"not the defaults: {c}")

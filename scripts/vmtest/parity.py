@@ -89,7 +89,7 @@ def hash_header(stock: dict, ours: dict) -> bool:
 DIFFERENCES = [
     (r"i\.version", "ours reports the package version (modinfo version); the in-tree "
                     "driver reports 1.0.0", None),
-    (r"c\.(rx-usecs|rx-frames|tx-usecs|tx-frames|tx-usecs-irq|tx-frames-irq|"
+    (r"c\.(rx-usecs|rx-frames|tx-usecs|tx-frames|tx-usecs-irq|tx-frames-irq|rx-usecs-high|"
      r"Adaptive RX|Adaptive TX|tx-aggr-max-frames|tx-aggr-time-usecs)",
      "coalescing: ours defers TX kicks and completion interrupts and moderates "
      "RX interrupts in the guest by default (module options tx_frames, tx_usecs, "
