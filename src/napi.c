@@ -82,17 +82,6 @@ void vnet_tx_done(struct virtqueue *vq)
 		netif_wake_subqueue(qp->vi->dev, qp->index);
 }
 
-static void vnet_sq_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq)
-{
-	if (netif_tx_queue_stopped(txq) && !sq->paused &&
-	    vnet_reclaim_room(sq->vq->num_free, VNET_TX_DESC_MAX)) {
-		netif_tx_wake_queue(txq);
-		u64_stats_update_begin(&sq->stats.syncp);
-		u64_stats_inc(&sq->stats.wakes);
-		u64_stats_update_end(&sq->stats.syncp);
-	}
-}
-
 /*
  * The RX poll of a pair also takes back that pair's TX completions, so
  * one interrupt serves both directions when traffic flows both ways.
@@ -113,7 +102,7 @@ static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 		vnet_tx_flush_overdue(sq, now);
 		if (vnet_sq_in_use(sq)) {
 			vnet_tx_reclaim(sq, budget, now);
-			vnet_sq_wake_if_room(sq, txq);
+			vnet_tx_wake_if_room(sq, txq);
 		}
 		vnet_tx_flush_wanted(sq);
 	}
@@ -206,7 +195,7 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 		u64_stats_inc(&sq->stats.irq_empty);
 		u64_stats_update_end(&sq->stats.syncp);
 	}
-	vnet_sq_wake_if_room(sq, txq);
+	vnet_tx_wake_if_room(sq, txq);
 
 	/*
 	 * Re-enable the completion interrupt only if the reclaim policy wants

@@ -234,7 +234,8 @@ static void vnet_tx_want_irq(struct vnet_sq *sq)
 		vnet_napi_schedule(&sq->napi, sq->vq);
 }
 
-static void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq)
+/* Wake a queue the ring stopped once a worst-case packet fits again. */
+void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq)
 {
 	if (netif_tx_queue_stopped(txq) && !sq->paused &&
 	    vnet_reclaim_room(sq->vq->num_free, VNET_TX_DESC_MAX)) {
