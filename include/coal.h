@@ -36,7 +36,7 @@
 
 /* Defaults (module options tx_frames, tx_usecs, adaptive_tx, ...). */
 #define VNET_TX_FRAMES_DEFAULT		64
-#define VNET_TX_USECS_DEFAULT		4000
+#define VNET_TX_USECS_DEFAULT		8000
 #define VNET_TX_ADAPTIVE_DEFAULT	true
 #define VNET_TX_IRQ_FRAMES_DEFAULT	0
 #define VNET_TX_IRQ_USECS_DEFAULT	1000

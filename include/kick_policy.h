@@ -48,6 +48,12 @@
  * tx-usecs, which the transmit path applies to the sending TCP socket, as
  * wireless drivers do for their aggregation.
  *
+ * Adaptive mode holds the whole tx-usecs only for bulk data (above);
+ * batches of small packets are held at most half of it.  Someone waits
+ * for those: a request's answer, or the sender of a receive stream for
+ * its acknowledgements, so a long hold costs more throughput than its
+ * kicks are worth, while a TCP stream's segments keep coming.
+ *
  * Pure decision logic: the caller (tx.c) passes the time and what it
  * knows about the packet and the queue, and carries out the answer.  The
  * device's own event-index suppression still applies afterwards
@@ -114,6 +120,7 @@ struct vnet_kick_state {
 	bool armed;	/* flush timer requested for this batch */
 	enum vnet_kick_reason why;	/* why the last VNET_KICK_NOW */
 	u64 first_ns;	/* when the oldest pending packet was added */
+	u64 hold_ns;	/* longest this batch may be held */
 	u64 last_add_ns;	/* when the newest pending packet was added */
 	/* when the previous burst ended, or was notified if that was later */
 	u64 last_end_ns;

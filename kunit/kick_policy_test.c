@@ -136,7 +136,8 @@ static void kick_adaptive_sparse_flow_not_held(struct kunit *test)
 /* Adaptive: dense traffic starts batching; batches that fill fast grow. */
 static void kick_adaptive_load_batches(struct kunit *test)
 {
-	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	/* Small packets: held at most half of tx-usecs, 100 us. */
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 200, .adaptive = true };
 	struct vnet_kick_state s;
 	u64 t = 1000 * US;
 	int i, bursts = 0;
@@ -179,13 +180,14 @@ static void kick_adaptive_load_batches(struct kunit *test)
 
 /*
  * Learn the notification rate from 640 single-packet bursts spread too
- * far apart to hold (3 ms, window 2 ms), the device wanting a notification
+ * far apart to hold (3 ms; small packets, so the window is half of
+ * tx-usecs: 2 ms), the device wanting a notification
  * for @want of every 5; then bursts come 100 us apart.  Returns the batch
  * the policy starts holding for, 1 if it never starts.
  */
 static u32 start_after_rate(struct kunit *test, int want)
 {
-	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 4000, .adaptive = true };
 	struct vnet_kick_state s;
 	u64 t = 1000 * US;
 	int i;
@@ -284,6 +286,45 @@ static void kick_adaptive_bulk_keeps_window(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, w, 6);
 	KUNIT_EXPECT_EQ(test, s.target, 6U);
 	KUNIT_EXPECT_EQ(test, s.nogrow, (u8)VNET_KICK_NOGROW);
+}
+
+/* Adaptive: bulk data is held the whole tx-usecs, small packets half of it. */
+static void kick_adaptive_small_holds_half(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 64, .usecs = 8000, .adaptive = true };
+	struct vnet_kick_state s;
+	u64 t = 100000 * US;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 8;
+	s.last_end_ns = t - 10 * US;
+	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t, 66), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, vnet_kick_deadline(&s, &cfg), t + 4000 * US);
+	/* A large packet joining the batch does not lengthen its hold. */
+	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t + 10 * US, 9000), VNET_KICK_HOLD);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, t + 3999 * US));
+	KUNIT_EXPECT_TRUE(test, vnet_kick_overdue(&s, &cfg, t + 4000 * US));
+	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t + 4000 * US, 66), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_TIMER);
+	vnet_kick_done(&s, &cfg, s.why, t + 4000 * US);
+	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 4000 * US);
+
+	/* Once the timer-flushed batches average bulk: the whole tx-usecs. */
+	s.len_avg = VNET_KICK_BULK_LEN + 1;
+	s.target = 8;
+	s.skip = 0;
+	t += 5000 * US;
+	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t, 66), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, vnet_kick_deadline(&s, &cfg), t + 8000 * US);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, t + 7999 * US));
+	vnet_kick_done(&s, &cfg, VNET_KICKED_FORCED, t + 10 * US);
+
+	/* Fixed mode holds what the user set, whatever the traffic. */
+	cfg.adaptive = false;
+	vnet_kick_init(&s, &cfg);
+	t += 20000 * US;
+	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t, 66), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, vnet_kick_deadline(&s, &cfg), t + 8000 * US);
 }
 
 /* TCP Small Queues are told about the hold: 1 ms of their own + tx-usecs. */
@@ -537,6 +578,7 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_adaptive_senders_run_out),
 	KUNIT_CASE(kick_overdue),
 	KUNIT_CASE(kick_adaptive_bulk_keeps_window),
+	KUNIT_CASE(kick_adaptive_small_holds_half),
 	KUNIT_CASE(kick_pacing_shift),
 	KUNIT_CASE(kick_adaptive_timer_shrinks),
 	KUNIT_CASE(kick_adaptive_stream_rides_out_thin_window),

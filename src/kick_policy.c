@@ -35,6 +35,21 @@ static u32 vnet_kick_min_batch(const struct vnet_kick_state *s)
 	return max_t(u32, need, VNET_KICK_MIN_BATCH);
 }
 
+/* Adaptive: the timer-flushed batches were bulk data (kick_policy.h). */
+static bool vnet_kick_bulk(const struct vnet_kick_state *s)
+{
+	return s->len_avg > VNET_KICK_BULK_LEN;
+}
+
+/* Longest the batch starting now may be held (see kick_policy.h). */
+static u64 vnet_kick_hold(const struct vnet_kick_state *s,
+			  const struct vnet_kick_cfg *cfg)
+{
+	u64 window = vnet_kick_window(cfg);
+
+	return cfg->adaptive && !vnet_kick_bulk(s) ? window / 2 : window;
+}
+
 /* Longest a packet may be held, in us: 0 when settings never hold. */
 static u32 vnet_kick_limit_usecs(const struct vnet_kick_cfg *cfg)
 {
@@ -68,10 +83,11 @@ void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 	s->flush_avg8 = VNET_KICK_MIN_BATCH * 8;
 	s->len_avg = 0;
 	s->first_ns = 0;
+	s->hold_ns = vnet_kick_hold(s, cfg);
 	s->last_add_ns = 0;
 	s->last_end_ns = 0;
 	/* No history yet: as if bursts came a whole window apart. */
-	s->gap_avg_ns = vnet_kick_window(cfg);
+	s->gap_avg_ns = s->hold_ns;
 }
 
 /*
@@ -81,7 +97,7 @@ void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 static void vnet_kick_learn_gap(struct vnet_kick_state *s,
 				const struct vnet_kick_cfg *cfg, u64 gap)
 {
-	u64 window = vnet_kick_window(cfg);
+	u64 window = vnet_kick_hold(s, cfg);
 	u32 min;
 
 	/* Gaps beyond a window say the same thing: no batch. */
@@ -100,13 +116,14 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_cfg *cfg,
 				       const struct vnet_kick_in *in)
 {
-	u64 window = vnet_kick_window(cfg);
+	u64 window = vnet_kick_hold(s, cfg);
 	u64 gap;
 	u32 limit;
 
 	if (!s->pending++) {
 		s->first_ns = in->now;
 		s->bytes = 0;
+		s->hold_ns = vnet_kick_hold(s, cfg);
 	}
 	s->bytes += in->len;
 	s->last_add_ns = in->now;
@@ -137,7 +154,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 		return VNET_KICK_NOW;
 	/* Overdue (a late timer): as if the timer had flushed. */
 	s->why = VNET_KICKED_TIMER;
-	if (in->now - s->first_ns >= window)
+	if (in->now - s->first_ns >= s->hold_ns)
 		return VNET_KICK_NOW;
 	if (s->armed)
 		return VNET_KICK_HOLD;
@@ -166,7 +183,7 @@ u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg)
 u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg)
 {
-	return s->first_ns + vnet_kick_window(cfg);
+	return s->first_ns + s->hold_ns;
 }
 
 /*
@@ -185,7 +202,7 @@ bool vnet_kick_overdue(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg, u64 now)
 {
 	return s->pending &&
-	       (s64)(now - s->first_ns) >= (s64)vnet_kick_window(cfg);
+	       (s64)(now - s->first_ns) >= (s64)s->hold_ns;
 }
 
 /* Adaptive: learn from how a held batch ended (see kick_policy.h). */
@@ -193,7 +210,7 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 				  const struct vnet_kick_cfg *cfg,
 				  enum vnet_kick_reason why, u64 now)
 {
-	u64 window = vnet_kick_window(cfg);
+	u64 window = vnet_kick_hold(s, cfg);
 	u32 min, len;
 
 	if (why == VNET_KICKED_COUNT) {
@@ -228,14 +245,14 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 	}
 	s->backoff = 0;
 	/* Bulk data: the whole window pays, keep gathering to the limit. */
-	if (s->len_avg > VNET_KICK_BULK_LEN) {
+	if (vnet_kick_bulk(s)) {
 		s->target = vnet_kick_max_batch(cfg);
 		s->nogrow = 0;
 		return;
 	}
 	s->target = min_t(u32, s->pending, vnet_kick_max_batch(cfg));
 	/* The senders ran out early in the window: kick at this size. */
-	if ((s->last_add_ns - s->first_ns) * 2 < window)
+	if ((s->last_add_ns - s->first_ns) * 2 < s->hold_ns)
 		s->nogrow = VNET_KICK_NOGROW;
 }
 

@@ -463,7 +463,7 @@ INT_OPTS = [
     ("napi_weight", 64, 1, 64),
     ("max_queue_pairs", 0, 0, 32768),
     ("tx_frames", 64, 0, 32768),
-    ("tx_usecs", 4000, 0, 10000),
+    ("tx_usecs", 8000, 0, 10000),
     ("tx_frames_irq", 0, 0, 32768),
     ("tx_usecs_irq", 1000, 0, 100000),
     ("rx_usecs", 100, 0, 10000),
