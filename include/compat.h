@@ -6,7 +6,11 @@
  * runs against the headers of the kernel being built for: it looks for a
  * declaration, never at LINUX_VERSION_CODE.  The driver calls the vnet_*
  * wrappers below (or the kernel names that are provided here when a kernel
- * lacks them) and contains no version checks of its own.
+ * lacks them) and contains no version checks of its own.  Where a kernel
+ * feature decides what the driver offers at all, the file offering it
+ * tests the probe's macro from here directly: netdev queue statistics and
+ * the ethtool -S names of the kernel (stats.c), ethtool's TX aggregation
+ * fields (ethtool.c) and the rxfh-fields callbacks (rss.c, vnet.h).
  */
 #ifndef VNET_COMPAT_H
 #define VNET_COMPAT_H

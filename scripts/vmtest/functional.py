@@ -640,7 +640,14 @@ def t_modopts(ctx: Ctx):
                   f"no warning naming {k}={v} in the kernel log:\n{log[-1500:]}")
         check(_offload(g, ifn, "tcp-segmentation-offload") == "on", "defaults: TSO off")
         net.ping(g, count=2)
-        ctx.note("napi_weight/csum/gso/napi_tx applied; 4 invalid values fell back with warnings")
+
+        # our cap on the default number of pairs (the device offers 4)
+        reload("max_queue_pairs=2")
+        ch = net.channels(g)
+        check(ch.get("combined") == 2, f"max_queue_pairs=2: ethtool -l combined {ch}")
+        net.ping(g, count=2)
+        ctx.note("napi_weight/csum/gso/napi_tx applied; 4 invalid values fell back with "
+                 "warnings; max_queue_pairs=2 gave 2 of 4 pairs")
     finally:
         reload("")
 

@@ -246,6 +246,7 @@ class Guest:
         self.boot_time: float | None = None
         self.qemu_argv: list[str] = []
         self.closed = False
+        self.read_to: tuple[int, int] = (0, 0)  # end of the last new_log()
 
     # --- context manager ---------------------------------------------------
     def __enter__(self):
@@ -582,13 +583,19 @@ class Guest:
         return tuple(sizes)
 
     def new_log(self, since: tuple[int, int] = (0, 0)) -> str:
+        """The console and kernel log since a mark; read_to is where it ended."""
         self.drain_dmesg()
         text = []
+        ends = []
         for p, off in zip((self.console_path, self.dmesg_path), since):
+            end = off
             if p.exists():
                 with open(p, "rb") as f:
                     f.seek(off)
                     text.append(f.read().decode(errors="replace"))
+                    end = f.tell()
+            ends.append(end)
+        self.read_to = tuple(ends)
         return "\n".join(text)
 
     def check_log(self, since: tuple[int, int] = (0, 0), ignore=()) -> None:
