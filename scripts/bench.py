@@ -12,6 +12,7 @@ compares the medians over the repeats.
   scripts/bench.py --kernel 6.12 --workloads pingpong,rr16 --topology 4 --runs 7
   scripts/bench.py --topology 4,4:2 --workloads rr16   # 4 vCPUs with 4 and with 2 queue pairs
   scripts/bench.py --model zero,ref,ref-noirq        # exit-cost models (default zero,ref)
+  scripts/bench.py --model ref --cost kick=40,irq=60 # other costs per kind (us)
   scripts/bench.py --check-repro build/bench/<ts>/results.json   # same config again + compare
   scripts/bench.py --compare OLD.json NEW.json       # compare two result files, no run
   scripts/bench.py --report build/bench/<ts>/results.json        # tables + chart again
@@ -45,6 +46,8 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -164,7 +167,7 @@ def wait_for_idle(max_wait: float, idle_cpus: float) -> tuple[float, float]:
 def run_boot(kernel, topo, pairs: list, driver: str, module: Path | None,
              seconds: int, rep: int, prog: Progress, outdir: Path, seq: int,
              wait_idle: float = 0, idle_cpus: float = 0.5, memory: int = 1024,
-             attempt: int = 0) -> dict:
+             attempt: int = 0, sysctls: dict | None = None) -> dict:
     """One boot running pairs = [(workload, model)] in order (plugin models
     share the boot: the plugin's costs are switched at run time)."""
     models = list(dict.fromkeys(m for _, m in pairs))
@@ -190,6 +193,8 @@ def run_boot(kernel, topo, pairs: list, driver: str, module: Path | None,
         rec["guest_name"] = g.name
         g.boot()
         rec["rehooked"] = ec.attach(g) if ec else []
+        for name, val in (sysctls or {}).items():
+            g.run_ok(f"echo {shlex.quote(val)} > /proc/sys/{name.replace('.', '/')}")
         ifname = net.ifname(g)
         rec["guest_info"] = B.guest_info(g, ifname)
         booted = True
@@ -308,12 +313,15 @@ def describe_config(results: dict) -> str:
             f"{' (dirty)' if (c.get('git') or {}).get('dirty') else ''}; "
             f"started {results.get('started')}"
             + (f", took {hms(dur)}" if dur else "")
-            + ("; INTERRUPTED" if results.get("interrupted") else ""))
+            + ("; INTERRUPTED" if results.get("interrupted") else "")
+            + (f"\nguest sysctls {c['sysctls']}" if c.get("sysctls") else "")
+            + (f"\ncosts replaced (us) {c['cost_overrides']}" if c.get("cost_overrides") else ""))
 
 
 def recompute(results: dict) -> dict:
     """Derive the metrics again from the raw records (so a result file
     benefits from metric fixes and additions made after it was written)."""
+    B.set_ref_override(results.get("config", {}).get("cost_overrides"))
     for b in results.get("boots", []):
         for r in b.get("runs", []):
             w = B.WORKLOADS.get(r.get("workload"))
@@ -340,6 +348,12 @@ def parse_args(argv=None):
                                        f"and P queue pairs (default {DEFAULT_TOPOLOGY})")
     ap.add_argument("--model", help=f"exit-cost models, comma separated: {', '.join(B.MODELS)} "
                                     f"(default {DEFAULT_MODELS})")
+    ap.add_argument("--cost", metavar="KIND=US,...",
+                    help="replace reference costs (us per event) of the models ref and "
+                         "ref-noirq and of the cost-weighted totals; kinds: " + ", ".join(B.KINDS))
+    ap.add_argument("--sysctl", metavar="NAME=VALUE,...",
+                    help="guest sysctls set after each boot, for both drivers "
+                         "(e.g. net.core.skb_defer_max=0)")
     ap.add_argument("--drivers", default="stock,ours", help="stock,ours (default) or one of them")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 3 runs x 5 s, workloads " + ",".join(B.QUICK_WORKLOADS)
@@ -368,6 +382,19 @@ def parse_args(argv=None):
     return ap.parse_args(argv)
 
 
+def parse_sysctls(text: str) -> dict[str, str]:
+    """'net.core.skb_defer_max=0,...' -> {name: value}."""
+    out = {}
+    for part in (x.strip() for x in (text or "").split(",")):
+        if not part:
+            continue
+        name, sep, val = part.partition("=")
+        if not sep or not re.fullmatch(r"[a-z0-9_]+(\.[a-z0-9_]+)+", name.strip()):
+            raise VmTestError(f"--sysctl {part!r}: want NAME=VALUE, e.g. net.core.skb_defer_max=0")
+        out[name.strip()] = val.strip()
+    return out
+
+
 def resolve_config(a) -> dict:
     base = {}
     if a.check_repro:
@@ -375,6 +402,8 @@ def resolve_config(a) -> dict:
         base = {"kernel": old["kernel"], "runs": old["runs"], "seconds": old["seconds"],
                 "workloads": ",".join(old["workloads"]),
                 "topology": ",".join(map(str, old["topologies"])), "model": ",".join(old["models"]),
+                "cost": ",".join(f"{k}={v:g}" for k, v in (old.get("cost_overrides") or {}).items()),
+                "sysctl": ",".join(f"{k}={v}" for k, v in (old.get("sysctls") or {}).items()),
                 "module": (old.get("module") or {}).get("orig_path")}
     elif a.quick:
         base = dict(QUICK)
@@ -390,7 +419,9 @@ def resolve_config(a) -> dict:
            "topologies": [B.topo_key(x) for x in str(pick("topology", DEFAULT_TOPOLOGY)).split(",")
                           if x.strip()],
            "models": [x.strip() for x in pick("model", DEFAULT_MODELS).split(",") if x.strip()],
-           "drivers": [x.strip() for x in a.drivers.split(",") if x.strip()]}
+           "drivers": [x.strip() for x in a.drivers.split(",") if x.strip()],
+           "costs": B.parse_costs(pick("cost", "")),
+           "sysctls": parse_sysctls(pick("sysctl", ""))}
     mod = pick("module", None) or (REPO_ROOT / "build" / kernel / "virtio_net.ko")
     cfg["module_path"] = Path(mod)
     for m in cfg["models"]:
@@ -466,6 +497,7 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
         shutil.copy2(src, module)
     if any(m != "none" for m in cfg["models"]) and B.EXITCOST_ERROR:
         raise VmTestError(f"exit-cost plugin unavailable ({B.EXITCOST_ERROR}); use --model none")
+    B.set_ref_override(cfg["costs"])
     costs = {m: B.model_costs(m) for m in cfg["models"]}
     cfg["memory"] = a.memory or B.guest_memory_mb(workloads, cfg["seconds"])
     results = {
@@ -479,6 +511,7 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
                                        "unit": w.unit} for w in workloads},
             "topologies": cfg["topologies"], "models": cfg["models"], "drivers": cfg["drivers"],
             "memory_mb": cfg["memory"],
+            "cost_overrides": cfg["costs"], "sysctls": cfg["sysctls"],
             "model_costs": costs, "model_weights": {m: (B.model_weights(m) if costs[m] is not None
                                                         else None) for m in cfg["models"]},
             "module": dict(module_info(module), orig_path=str(cfg["module_path"])) if module else None,
@@ -523,7 +556,8 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
         for seq, (rep, topo, models, driver) in enumerate(plan):
             pairs = [(w, m) for w in workloads for m in models]
             rec = run_boot(kernel, topo, pairs, driver, module, cfg["seconds"], rep,
-                           prog, outdir, seq, a.wait_idle, a.idle_cpus, cfg["memory"])
+                           prog, outdir, seq, a.wait_idle, a.idle_cpus, cfg["memory"],
+                           sysctls=cfg["sysctls"])
             results["boots"].append(rec)
             for attempt in range(1, a.retries + 1):
                 # a boot whose guest died or whose agent stopped answering: its
@@ -537,7 +571,8 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
                     break
                 prog.steps += [("boot", PRIOR_BOOT_S)] + [(f"w:{w.name}", 0.0) for w, _ in missing]
                 rec = run_boot(kernel, topo, missing, driver, module, cfg["seconds"], rep,
-                               prog, outdir, seq, 0, a.idle_cpus, cfg["memory"], attempt=attempt)
+                               prog, outdir, seq, 0, a.idle_cpus, cfg["memory"], attempt=attempt,
+                               sysctls=cfg["sysctls"])
                 results["boots"].append(rec)
             runs = {}
             for b in results["boots"]:

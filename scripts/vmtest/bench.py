@@ -47,6 +47,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import net
+from .bench_report import DRIVER_COUNTERS
 from .util import CheckFailed, VmTestError
 
 try:    # the exit-cost plugin (scripts/exitcost/, scripts/vmtest/exitcost.py)
@@ -72,10 +73,43 @@ MODEL_HELP = {
 MODELS = tuple(MODEL_HELP)
 
 
+# bench.py --cost: reference costs replaced for one run (and for a result
+# file's recomputation, from its config)
+_ref_override: dict[str, float] = {}
+
+
+def set_ref_override(costs: dict[str, float] | None) -> None:
+    _ref_override.clear()
+    _ref_override.update(costs or {})
+
+
+def parse_costs(text: str) -> dict[str, float]:
+    """'irq=0,kick=25' -> {'irq': 0.0, 'kick': 25.0} (us per event)."""
+    out: dict[str, float] = {}
+    for part in (x.strip() for x in (text or "").split(",")):
+        if not part:
+            continue
+        kind, sep, val = part.partition("=")
+        kind = kind.strip()
+        if not sep or kind not in KINDS:
+            raise VmTestError(f"--cost {part!r}: want KIND=US with KIND one of {', '.join(KINDS)}")
+        try:
+            us = float(val)
+        except ValueError:
+            us = -1.0
+        if not 0 <= us <= 10000:
+            raise VmTestError(f"--cost {part!r}: the cost must be 0..10000 us")
+        out[kind] = us
+    return out
+
+
 def ref_costs() -> dict[str, float]:
     if _exitcost is not None and hasattr(_exitcost, "DEFAULT_COSTS_US"):
-        return dict(_exitcost.DEFAULT_COSTS_US)
-    return dict(FALLBACK_REF_US)
+        c = dict(_exitcost.DEFAULT_COSTS_US)
+    else:
+        c = dict(FALLBACK_REF_US)
+    c.update(_ref_override)
+    return c
 
 
 def model_costs(model: str) -> dict[str, float] | None:
@@ -781,6 +815,29 @@ def parse_plan(text: str | None) -> dict[str, int] | None:
     return plan or None
 
 
+_QUEUE_PREFIX = re.compile(r"^(rx|tx)(?:_queue_)?_?\d+_")
+
+
+def driver_counters(ethtool: dict | None) -> dict:
+    """{'drv_tx_kicks_held_per_pkt': ...} from an ethtool -S delta of ours
+    (both the rx_queue_N_* and the rxN_* spelling); {} for stock."""
+    if not ethtool:
+        return {}
+    tot: dict[str, int] = {}
+    for k, v in ethtool.items():
+        m = _QUEUE_PREFIX.match(k)
+        if m and isinstance(v, (int, float)):
+            name = f"{m.group(1)}_{k[m.end():]}"
+            tot[name] = tot.get(name, 0) + v
+    if "tx_kicks_held" not in tot:      # not ours
+        return {}
+    out = {}
+    for name in DRIVER_COUNTERS:   # bench_report's list, per packet of its direction
+        pkts = tot.get(name[:3] + "packets")
+        out[f"drv_{name}_per_pkt"] = _div(tot.get(name), pkts) if name in tot else None
+    return out
+
+
 def metrics(rec: dict, w: Workload, pairs: int, model: str, ncpu: int | None = None) -> dict:
     """Flat derived metrics of one run record (None where not measurable).
 
@@ -866,6 +923,7 @@ def metrics(rec: dict, w: Workload, pairs: int, model: str, ncpu: int | None = N
             m[f"ec_{k}_per_unit"] = _div(ec["kinds"].get(k, 0), u_host)
     else:
         m["cost_us"] = m["cost_us_per_unit"] = m["stall_s"] = None
+    m.update(driver_counters(rec["guest"].get("ethtool")))
     hc = rec["host_cpu"]
     perf = m.get("tps") if w.kind == "rr" else m.get("mbps")
     # TCG speed follows the host CPU time QEMU gets (other sessions share

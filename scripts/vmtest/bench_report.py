@@ -45,6 +45,13 @@ METRICS = {
 for _i in range(8):
     METRICS[f"dev_irqs_cpu{_i}_per_unit"] = (f"queue irqs CPU {_i} / U", ".3f", "all")
 CPU_METRICS = tuple(k for k in METRICS if k.startswith("dev_irqs_cpu"))
+# our driver's own counters (ethtool -S, all queues), per packet of their direction
+DRIVER_COUNTERS = ("tx_kicks", "tx_kicks_held", "tx_kicks_suppressed", "tx_timer_flushes",
+                   "tx_flush_timer_arms", "tx_reclaim_batches", "tx_reclaim_deadlines",
+                   "tx_interrupts", "tx_napi_polls", "rx_interrupts", "rx_napi_polls",
+                   "rx_irq_rearms", "rx_deferrals", "rx_deferral_arms")
+for _c in DRIVER_COUNTERS:
+    METRICS[f"drv_{_c}_per_pkt"] = (f"ours: {_c} / {_c[:2].upper()} pkt", ".3f", "all")
 # the short table on stdout
 KEY_METRICS = ("tps", "mbps", "perf_per_qemu_cpu", "p99_us", "kicks_per_txpkt", "irqs_per_pkt",
                "ipis_per_unit", "irq_on_plan_pct", "exits_per_unit", "cost_us_per_unit")
