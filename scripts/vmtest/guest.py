@@ -247,6 +247,7 @@ class Guest:
         self.qemu_argv: list[str] = []
         self.closed = False
         self.read_to: tuple[int, int] = (0, 0)  # end of the last new_log()
+        self.log_checked: tuple[int, int] = (0, 0)  # the test runner's checks read to here
 
     # --- context manager ---------------------------------------------------
     def __enter__(self):

@@ -113,8 +113,6 @@ class Runner:
         self.boots: list[tuple[str, float]] = []
         self.guest: Guest | None = None
         self.guest_boot: str = ""
-        self.log_guest: Guest | None = None  # the guest whose log is checked up to
-        self.log_checked: tuple[int, int] = (0, 0)  # ... here
         self.failed_boots: dict[VMConfig, str] = {}  # don't retry a config that failed twice
         # (name, fn(guest) -> note) run on every guest before it is stopped;
         # each is reported as a test "<name>@<boot>" (e.g. a kmemleak scan)
@@ -237,14 +235,14 @@ class Runner:
             # the whole log is checked: the first test of a guest also
             # answers for its boot, later ones for what came after the
             # previous test's check
-            mark = self.log_checked if g is self.log_guest else (0, 0)
+            mark = g.log_checked
             signal.alarm(int(t.timeout * timeout_scale()))
             try:
                 t.func(ctx)
             finally:
                 signal.alarm(0)
             g.check_log(mark, ignore=t.ignore_log)
-            self.log_guest, self.log_checked = g, g.read_to
+            g.log_checked = g.read_to
         except KeyboardInterrupt:
             raise
         except (CheckFailed, AssertionError) as e:
