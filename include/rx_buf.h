@@ -77,6 +77,10 @@ unsigned int vnet_mrg_min_len(unsigned int hdr_len, unsigned int max_frame,
 unsigned int vnet_mrg_buf_len(unsigned int avg_len, unsigned int min_len,
 			      unsigned int hdr_len, unsigned int max_len,
 			      unsigned int align);
+unsigned int vnet_rx_min_posted(unsigned int hdr_len, unsigned int max_frame,
+				unsigned int buf_len);
+bool vnet_rx_refill_due(unsigned int num_free, unsigned int ring,
+			unsigned int budget, unsigned int min_posted);
 enum vnet_rx_verdict vnet_rx_check_first(unsigned int used,
 					 unsigned int hdr_len,
 					 unsigned int capacity);

@@ -119,6 +119,8 @@ struct vnet_rq {
 	struct ewma_vnet_pkt_len avg_len;
 	/* Smallest mergeable buffer that still lets the ring hold a frame. */
 	unsigned int mrg_min_len;
+	/* Fewest posted buffers that hold the largest frame (see rx_buf.c). */
+	unsigned int min_posted;
 
 	/* RX moderation settings and state (NAPI context only). */
 	struct vnet_rx_coal coal;
@@ -362,7 +364,8 @@ int vnet_vqs_init(struct vnet *vi);
 void vnet_vqs_teardown(struct vnet *vi);
 void vnet_qp_enable(struct vnet *vi, unsigned int i);
 void vnet_qp_disable(struct vnet *vi, unsigned int i);
-void vnet_qp_flush_tx(struct vnet *vi, unsigned int i);
+void vnet_tx_pause(struct vnet *vi, unsigned int i);
+void vnet_tx_resume(struct vnet *vi, unsigned int i);
 void vnet_napi_schedule(struct napi_struct *napi, struct virtqueue *vq);
 void vnet_napi_enable(struct napi_struct *napi, struct virtqueue *vq);
 void vnet_refill_enable(struct vnet *vi, bool now);

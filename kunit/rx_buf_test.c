@@ -55,6 +55,40 @@ static void rxbuf_mergeable_len(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_mrg_buf_len(0, 9000, 12, 4096, 64), 4096U);
 }
 
+static void rxbuf_refill_due(struct kunit *test)
+{
+	/* Smallest buffers of a 32-entry ring: 2049 + 12, cache aligned. */
+	unsigned int small = vnet_mrg_buf_len(0, vnet_mrg_min_len(12, 65553, 32),
+					      12, 4096, 64);
+	unsigned int need32 = vnet_rx_min_posted(12, 65553, small);
+	unsigned int need256 = vnet_rx_min_posted(12, 65553,
+						  vnet_mrg_buf_len(0, 1518, 12,
+								   4096, 64));
+
+	KUNIT_EXPECT_EQ(test, small, 2112U);
+	/* A 32-entry ring needs all its buffers for a 64 KiB frame... */
+	KUNIT_EXPECT_EQ(test, need32, 32U);
+	/* ...so any free descriptor calls for a refill, */
+	KUNIT_EXPECT_TRUE(test, vnet_rx_refill_due(1, 32, 64, need32));
+	/* though the half-ring rule alone would wait for 17 (RX stalled). */
+	KUNIT_EXPECT_FALSE(test, vnet_rx_refill_due(16, 32, 64, 1));
+	KUNIT_EXPECT_TRUE(test, vnet_rx_refill_due(16, 32, 64, need32));
+	KUNIT_EXPECT_FALSE(test, vnet_rx_refill_due(0, 32, 64, need32));
+	/* 1536-byte buffers: 43 of them hold 64 KiB. */
+	KUNIT_EXPECT_EQ(test, need256, 43U);
+	KUNIT_EXPECT_GE(test, need256 * 1536U, 65553U + 12);
+	KUNIT_EXPECT_LT(test, (need256 - 1) * 1536U, 65553U + 12);
+	/* Large rings: batches of half a budget, as before. */
+	KUNIT_EXPECT_FALSE(test, vnet_rx_refill_due(32, 256, 64, need256));
+	KUNIT_EXPECT_TRUE(test, vnet_rx_refill_due(33, 256, 64, need256));
+	/* A 64-entry ring refills once fewer than 43 are left (22 free). */
+	KUNIT_EXPECT_FALSE(test, vnet_rx_refill_due(21, 64, 64, need256));
+	KUNIT_EXPECT_TRUE(test, vnet_rx_refill_due(22, 64, 64, need256));
+	/* Whole-frame buffers (big, small): one is enough. */
+	KUNIT_EXPECT_FALSE(test, vnet_rx_refill_due(10, 256, 64, 1));
+	KUNIT_EXPECT_EQ(test, vnet_rx_min_posted(12, 1518, 0), 1530U);
+}
+
 static void rxbuf_ctx_round_trip(struct kunit *test)
 {
 	void *ctx = vnet_rx_ctx(4096 + 1500, 256);
@@ -101,6 +135,7 @@ static struct kunit_case rx_buf_cases[] = {
 	KUNIT_CASE(rxbuf_big_pages),
 	KUNIT_CASE(rxbuf_mergeable_min),
 	KUNIT_CASE(rxbuf_mergeable_len),
+	KUNIT_CASE(rxbuf_refill_due),
 	KUNIT_CASE(rxbuf_ctx_round_trip),
 	KUNIT_CASE(rxbuf_check_first),
 	KUNIT_CASE(rxbuf_check_more),

@@ -119,11 +119,7 @@ static int vnet_resize_pair(struct vnet *vi, struct vnet_qp *qp,
 		if (qp->sq.use_napi)
 			napi_disable(&qp->sq.napi);
 	}
-	__netif_tx_lock_bh(txq);
-	vnet_tx_flush(&qp->sq);
-	qp->sq.paused = true;
-	netif_tx_stop_queue(txq);
-	__netif_tx_unlock_bh(txq);
+	vnet_tx_pause(vi, qp->index);
 
 	if (rx != virtqueue_get_vring_size(qp->rq.vq)) {
 		err = vnet_vq_resize(qp->rq.vq, rx, vnet_rx_recycle);
@@ -137,9 +133,8 @@ static int vnet_resize_pair(struct vnet *vi, struct vnet_qp *qp,
 
 	__netif_tx_lock_bh(txq);
 	vnet_tx_setup(&qp->sq);
-	qp->sq.paused = false;
-	netif_tx_wake_queue(txq);
 	__netif_tx_unlock_bh(txq);
+	vnet_tx_resume(vi, qp->index);
 
 	if (running) {
 		if (qp->index < vi->curr_pairs && !vnet_rx_fill(&qp->rq, GFP_KERNEL))

@@ -167,14 +167,45 @@ void vnet_qp_enable(struct vnet *vi, unsigned int i)
 	}
 }
 
-/* Notify the device of packets held back on pair @i. */
-void vnet_qp_flush_tx(struct vnet *vi, unsigned int i)
+/*
+ * Hand nothing more to pair @i's send queue: kick what is held back, stop
+ * the queue and mark it paused, so that neither the stack, XDP nor a
+ * completion restarts it before vnet_tx_resume().
+ */
+void vnet_tx_pause(struct vnet *vi, unsigned int i)
+{
+	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, i);
+	struct vnet_sq *sq = &vi->qp[i].sq;
+
+	__netif_tx_lock_bh(txq);
+	vnet_tx_flush(sq);
+	sq->paused = true;
+	netif_tx_stop_queue(txq);
+	__netif_tx_unlock_bh(txq);
+}
+
+void vnet_tx_resume(struct vnet *vi, unsigned int i)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, i);
 
 	__netif_tx_lock_bh(txq);
-	vnet_tx_flush(&vi->qp[i].sq);
+	vi->qp[i].sq.paused = false;
+	netif_tx_wake_queue(txq);
 	__netif_tx_unlock_bh(txq);
+}
+
+/* Take back what the device finished on pair @i; returns what is left. */
+static unsigned int vnet_tx_drain(struct vnet *vi, unsigned int i)
+{
+	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, i);
+	struct vnet_sq *sq = &vi->qp[i].sq;
+	unsigned int left;
+
+	__netif_tx_lock_bh(txq);
+	vnet_tx_reclaim(sq, 0, ktime_get_ns());
+	left = vnet_sq_in_use(sq);
+	__netif_tx_unlock_bh(txq);
+	return left;
 }
 
 void vnet_qp_disable(struct vnet *vi, unsigned int i)
@@ -304,6 +335,39 @@ void vnet_pairs_stop(struct vnet *vi)
 	vi->pairs_enabled = false;
 }
 
+/*
+ * Longest wait for the device to finish the packets of the send queues
+ * that a smaller pair count disables.  QEMU's userspace device (7.2 and
+ * the versions before it) stops a send queue that is disabled while its
+ * flush is scheduled, and only resumes it when the pair is enabled again:
+ * packets left there would keep their sockets' memory, and TCP does not
+ * retransmit a segment whose original is still queued, so a flow would
+ * stall for as long as the pair stays off.  Those queues therefore get
+ * nothing more, and the device finishes what they have, before it is
+ * told of the new count.  It normally takes well under a millisecond.
+ */
+#define VNET_TX_DRAIN_MS	1000
+
+static void vnet_tx_drain_pairs(struct vnet *vi, unsigned int first,
+				unsigned int last)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(VNET_TX_DRAIN_MS);
+	unsigned int i = first, left;
+
+	while (i < last) {
+		left = vnet_tx_drain(vi, i);
+		if (!left) {
+			i++;
+		} else if (time_after(jiffies, deadline)) {
+			netdev_warn(vi->dev, "TX queue %u: the device still holds %u descriptors after %u ms; disabling the queue anyway\n",
+				    i, left, VNET_TX_DRAIN_MS);
+			i++;
+		} else {
+			usleep_range(100, 200);
+		}
+	}
+}
+
 /* Change the number of active queue pairs.  Caller holds RTNL. */
 int vnet_set_pairs(struct vnet *vi, u16 pairs)
 {
@@ -312,16 +376,19 @@ int vnet_set_pairs(struct vnet *vi, u16 pairs)
 	int err;
 
 	ASSERT_RTNL();
-	/* Pairs about to be disabled must not keep packets held back. */
 	for (i = pairs; i < old; i++)
-		vnet_qp_flush_tx(vi, i);
+		vnet_tx_pause(vi, i);
+	vnet_tx_drain_pairs(vi, pairs, old);
 	err = vnet_ctrl_set_pairs(vi, pairs);
-	if (err)
-		return err;
-	WRITE_ONCE(vi->curr_pairs, pairs);
-	netif_set_real_num_tx_queues(vi->dev, pairs);
-	netif_set_real_num_rx_queues(vi->dev, pairs);
-	if (pairs > old && netif_running(vi->dev))
-		vnet_rx_schedule_refill(vi);
-	return 0;
+	if (!err) {
+		WRITE_ONCE(vi->curr_pairs, pairs);
+		netif_set_real_num_tx_queues(vi->dev, pairs);
+		netif_set_real_num_rx_queues(vi->dev, pairs);
+		if (pairs > old && netif_running(vi->dev))
+			vnet_rx_schedule_refill(vi);
+	}
+	/* Disabled queues are ready for when the pairs come back. */
+	for (i = pairs; i < old; i++)
+		vnet_tx_resume(vi, i);
+	return err;
 }

@@ -537,8 +537,9 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 }
 
 /*
- * Receive up to @p->budget frames; refill the ring once half of it is
- * free.  Tells in @p what was received, for the moderation policy.
+ * Receive up to @p->budget frames; refill the ring when
+ * vnet_rx_refill_due() says so.  Tells in @p what was received, for the
+ * moderation policy.
  */
 void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 {
@@ -563,7 +564,8 @@ void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 	p->descs = rq->vq->num_free - free_before;
 
 	ring = virtqueue_get_vring_size(rq->vq);
-	if (rq->vq->num_free > min_t(unsigned int, budget, ring) / 2 &&
+	if (vnet_rx_refill_due(rq->vq->num_free, ring, budget,
+			       rq->min_posted) &&
 	    !vnet_rx_fill(rq, GFP_ATOMIC))
 		vnet_rx_schedule_refill(rq->qp->vi);
 
@@ -645,5 +647,17 @@ void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq)
 	ewma_vnet_pkt_len_init(&rq->avg_len);
 	rq->mrg_min_len = vnet_mrg_min_len(vi->hdr_len, frame,
 					   virtqueue_get_vring_size(rq->vq));
+	/*
+	 * Mergeable buffers are sized from the average frame, never below
+	 * the minimum; the smallest one is the minimum with XDP's rooms.
+	 * A big or small buffer holds a whole frame.
+	 */
+	rq->min_posted = vi->rx_mode != VNET_RX_MERGEABLE ? 1 :
+		vnet_rx_min_posted(vi->hdr_len, frame,
+				   vnet_mrg_buf_len(0, rq->mrg_min_len,
+						    vi->hdr_len,
+						    PAGE_SIZE - XDP_PACKET_HEADROOM -
+						    VNET_XDP_TAILROOM,
+						    L1_CACHE_BYTES));
 	rq->mod_cfg.ring = virtqueue_get_vring_size(rq->vq);
 }

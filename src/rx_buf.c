@@ -68,6 +68,32 @@ unsigned int vnet_mrg_min_len(unsigned int hdr_len, unsigned int max_frame,
 }
 
 /*
+ * Fewest posted buffers of at least @buf_len bytes each that together
+ * hold the largest frame the device may send (@hdr_len + @max_frame).
+ */
+unsigned int vnet_rx_min_posted(unsigned int hdr_len, unsigned int max_frame,
+				unsigned int buf_len)
+{
+	return DIV_ROUND_UP(hdr_len + max_frame, max(buf_len, 1U));
+}
+
+/*
+ * Whether a poll that leaves @num_free of @ring descriptors free must
+ * refill.  Refills come in batches, one kick each: once half of what a
+ * poll of @budget may take is free.  Sooner when fewer than @min_posted
+ * buffers are left: a device that cannot fit the largest frame into the
+ * posted buffers waits for more, which only a poll adds, and with nothing
+ * received no poll comes, so receiving would stop for good.
+ */
+bool vnet_rx_refill_due(unsigned int num_free, unsigned int ring,
+			unsigned int budget, unsigned int min_posted)
+{
+	if (num_free > min(budget, ring) / 2)
+		return true;
+	return num_free && ring - num_free < min_posted;
+}
+
+/*
  * Size of the next mergeable buffer from the running average of frame
  * lengths: never below @min_len, never above @max_len in total, rounded
  * up to @align (a power of two) so buffers do not share cache lines.
