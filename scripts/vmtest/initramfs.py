@@ -34,10 +34,11 @@ GUEST_TOOLS = PKG_DIR / "guest-tools"  # C helpers, built statically on the host
 FORMAT_VERSION = "1"  # bump to invalidate cached archives after layout changes
 
 # Userland copied from the host (the CI installs them with apt-get, see
-# scripts/vmtest/apt-packages.txt). iproute2's ip lands in /usr/sbin/ip; note
-# that busybox ash runs its own applets first, so call it by full path.
-DEFAULT_BINARIES = ("iperf3", "ethtool", "sockperf", "/usr/sbin/ip")
-OPTIONAL_BINARIES = ("ss", "tc", "nstat", "perf", "strace")
+# scripts/vmtest/apt-packages.txt). iproute2's ip, ss and tc land in
+# /usr/sbin/ip, /usr/bin/ss, /usr/sbin/tc; busybox ash runs its own applets
+# first (it has ip and tc), so call them by full path.
+DEFAULT_BINARIES = ("iperf3", "ethtool", "sockperf", "/usr/sbin/ip", "/usr/bin/ss",
+                    "/usr/sbin/tc")
 
 # Modules the stock driver needs to come up on virtio-pci; virtio_pci pulls in
 # virtio, virtio_ring and the pci transport libraries (modular up to 6.1,

@@ -407,3 +407,76 @@ def start_garp_counter(g: Guest, nic: int = 0, seconds: float = 5.0):
             raise VmTestError(f"ARP counter failed: {p.output()}")
         return int(m.group(1))
     return finish
+
+
+# --- what a stuck transfer looks like ---------------------------------------------------
+_QUEUE_NAME = re.compile(r"^(rx|tx)(?:_queue_)?(\d+)_(.+)$")
+
+
+def _per_queue(stats: dict[str, int]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for name, v in stats.items():
+        m = _QUEUE_NAME.match(name)
+        if m:
+            out.setdefault(f"{m.group(1)}{m.group(2)}", {})[m.group(3)] = v
+    return out
+
+
+def stall_probe(g: Guest, nic: int = 0, ports: tuple[int, ...] = (), gap: float = 2.0) -> str:
+    """For a transfer that stopped moving: the driver's per-queue counters
+    twice, gap seconds apart (which queues still move), what each send queue
+    has given the device and not got back, the qdisc backlog, both ends of
+    the TCP connections on ports and the virtio interrupt lines (ss and tc
+    by full path: busybox's applets would shadow them).  Most telling lines
+    first: a failure message shows only its head."""
+    dev = ifname(g, nic)
+    lines = []
+    try:
+        a = _per_queue(ethtool_stats(g, nic))
+        time.sleep(gap)
+        b = _per_queue(ethtool_stats(g, nic))
+        lines.append(f"driver counters per queue ({gap:.0f} s apart; value(+change), zeros left out):")
+        for q in sorted(b, key=lambda k: (k[:2], int(k[2:]))):
+            c = b[q]
+            flags = ""
+            if not any(c.get(k, 0) != a.get(q, {}).get(k, 0) for k in c):
+                flags = " idle"
+            vals = " ".join(f"{k}={v}" + (f"(+{v - a[q][k]})" if q in a and v != a[q].get(k, v) else "")
+                            for k, v in c.items() if v)
+            lines.append(f"  {q}{flags}: {vals}")
+    except Exception as e:   # noqa: BLE001 - a diagnostic must not mask the failure
+        lines.append(f"ethtool -S failed: {e}")
+    try:
+        bql = g.run(f"cd /sys/class/net/{dev}/queues && grep -H '' tx-*/byte_queue_limits/inflight "
+                    f"tx-*/byte_queue_limits/limit tx-*/tx_timeout 2>/dev/null",
+                    timeout=15, quiet=True).out
+        tq: dict[str, dict[str, str]] = {}
+        for m in re.finditer(r"^(tx-\d+)/(?:byte_queue_limits/)?(\w+):(\d+)$", bql, re.M):
+            tq.setdefault(m.group(1), {})[m.group(2)] = m.group(3)
+        lines.append("TX queues, bytes given to the device and not completed / BQL limit, "
+                     "timeouts: " + "; ".join(
+                         f"{q} {v.get('inflight')}/{v.get('limit')}, {v.get('tx_timeout')}"
+                         for q, v in sorted(tq.items())))
+    except Exception as e:   # noqa: BLE001
+        lines.append(f"BQL: {e}")
+    flt = ("'( " + " or ".join(f"sport = :{p} or dport = :{p}" for p in ports) + " )'"
+           if ports else "")
+    for where, run in (("guest", lambda c: g.run(c, timeout=15, quiet=True).out),
+                       ("host", lambda c: g.host(c, check=False, timeout=15).stdout)):
+        try:
+            lines.append(f"{where} TCP ({'ports ' + ' '.join(map(str, ports)) if ports else 'all'}):")
+            lines += ["  " + ln.strip() for ln in run(f"{'/usr/bin/' if where == 'guest' else ''}ss -tin {flt}").splitlines()[1:] if ln.strip()]
+        except Exception as e:   # noqa: BLE001
+            lines.append(f"  ss failed: {e}")
+    try:
+        tc = g.run(f"/usr/sbin/tc -s qdisc show dev {dev}", timeout=15, quiet=True).out
+        lines.append("qdisc backlog: " + "; ".join(
+            f"{m.group(1)} {m.group(2)}" for m in
+            re.finditer(r"^qdisc \S+ \S+ (root|parent \S+).*?backlog (\S+ \S+ requeues \d+)",
+                        tc, re.M | re.S)))
+        lines.append("virtio interrupts:")
+        lines += ["  " + " ".join(ln.split()) for ln in
+                  g.run("grep virtio /proc/interrupts", timeout=15, quiet=True).out.splitlines()]
+    except Exception as e:   # noqa: BLE001
+        lines.append(f"qdisc/interrupts failed: {e}")
+    return "\n".join(lines)
