@@ -90,11 +90,7 @@ class Traffic:
 
     def abandon(self) -> None:
         """For faults that take the interface away: stop the clients."""
-        # killing the group takes the agent's wrapper too: no rc is recorded
-        for bg in self.bg.values():
-            bg.kill("KILL")
-        check(poll(lambda: self.g.run("pidof iperf3", quiet=True).rc != 0, scaled(20)),
-              "iperf3 still running after SIGKILL")
+        kill_bg(self.g, *self.bg.values())
 
 
 def fault_loop(ctx: Ctx, seconds: int, min_rounds: int, fault) -> tuple[int, dict]:
@@ -139,6 +135,20 @@ def test_seed(ctx: Ctx) -> int:
     seed = int(os.environ.get("VNET_SEED", "0")) or random.randrange(1, 1 << 30)
     ctx.note(f"seed {seed}")
     return seed
+
+
+def current_rings(g: Guest, ifn: str) -> dict[str, str]:
+    """The current ring sizes of ethtool -g ("RX", "TX", ...)."""
+    return kv(g.run_ok(f"ethtool -g {ifn}").split("Current hardware settings:")[-1])
+
+
+def kill_bg(g: Guest, *bgs) -> None:
+    """SIGKILL background iperf3 clients and wait until none is left."""
+    # killing the group takes the agent's wrapper too: no rc is recorded
+    for bg in bgs:
+        bg.kill("KILL")
+    check(poll(lambda: g.run("pidof iperf3", quiet=True).rc != 0, scaled(20)),
+          "iperf3 still running after SIGKILL")
 
 
 def virtio_has(g: Guest, bit: int) -> bool:
@@ -289,7 +299,7 @@ def t_ethtool(ctx: Ctx):
             else:
                 g.run_ok(cmd, timeout=60)
                 cur["rx"], cur["tx"] = rx, tx
-            got = kv(g.run_ok(f"ethtool -g {ifn}").split("Current hardware settings:")[-1])
+            got = current_rings(g, ifn)
             check((int(got["RX"]), int(got["TX"])) == (cur["rx"], cur["tx"]),
                   f"ethtool -g {got} after {cmd}, expected {cur}")
         else:
@@ -421,7 +431,7 @@ def t_ethtool_limits(ctx: Ctx):
         n += 1
         for rx, tx in ((32, 32), (rx_max, tx_max)):
             g.run_ok(f"ethtool -G {ifn} rx {rx} tx {tx}", timeout=60)
-            cur = kv(g.run_ok(f"ethtool -g {ifn}").split("Current hardware settings:")[-1])
+            cur = current_rings(g, ifn)
             check((int(cur["RX"]), int(cur["TX"])) == (rx, tx), f"-G rx {rx} tx {tx}: {cur}")
             net.ping(g, count=1)
     else:
@@ -589,7 +599,7 @@ def t_small_rx_ring(ctx: Ctx):
     if not virtio_has(g, VIRTIO_F_RING_RESET):
         ctx.note("no RING_RESET: rings cannot be resized, QEMU's smallest is 256")
         return
-    ring0 = kv(g.run_ok(f"ethtool -g {ifn}").split("Current hardware settings:")[-1])
+    ring0 = current_rings(g, ifn)
     g.run_ok(f"ethtool -G {ifn} rx 32", timeout=60)
     got = []
     for _ in range(3):
@@ -652,9 +662,7 @@ def t_channels_drain(ctx: Ctx):
         time.sleep(1.0)
         moved = tx_bytes() - a
         g.run_ok(f"ethtool -L {ifn} combined {nq}")
-        bg.kill("KILL")
-        check(poll(lambda: g.run("pidof iperf3", quiet=True).rc != 0, scaled(20)),
-              "iperf3 still running after SIGKILL")
+        kill_bg(g, bg)
         check(moved >= 64 * 1024,
               f"round {k + 1}: {moved} bytes sent in the second after ethtool -L combined 1 "
               f"took away the flow's send queue {last}: the flow stalled")
