@@ -640,11 +640,16 @@ def t_channels_drain(ctx: Ctx):
     nq = g.nics[0].queues
     last = nq - 1
 
-    def tx_bytes() -> int:
-        return int(g.run_ok(f"cat /sys/class/net/{ifn}/statistics/tx_bytes").strip())
+    def xps_ready() -> bool:
+        # the pair count came back: the affinity plan, applied from a work
+        # item, maps CPU `last` to send queue `last` again, and only to it
+        out = g.run(f"cat /sys/class/net/{ifn}/queues/tx-*/xps_cpus", quiet=True).out.split()
+        masks = [int(m.replace(",", ""), 16) for m in out]
+        return len(masks) == nq and [q for q, m in enumerate(masks) if m & (1 << last)] == [last]
 
     rounds = 4
     for k in range(rounds):
+        check(poll(xps_ready, scaled(10)), f"XPS does not map CPU {last} to send queue {last}")
         port = next(_ports)
         net.host_iperf_server(g, port)
         # XPS sends a flow of CPU `last` through send queue `last`
@@ -658,9 +663,9 @@ def t_channels_drain(ctx: Ctx):
               f"the flow of CPU {last} does not use send queue {last}: {q0} -> {q1}")
         g.run_ok(f"ethtool -L {ifn} combined 1")
         time.sleep(1.0)
-        a = tx_bytes()
+        a = net.sysfs_stats(g, names=("tx_bytes",))["tx_bytes"]
         time.sleep(1.0)
-        moved = tx_bytes() - a
+        moved = net.sysfs_stats(g, names=("tx_bytes",))["tx_bytes"] - a
         g.run_ok(f"ethtool -L {ifn} combined {nq}")
         kill_bg(g, bg)
         check(moved >= 64 * 1024,
