@@ -461,11 +461,14 @@ def stall_probe(g: Guest, nic: int = 0, ports: tuple[int, ...] = (), gap: float 
         lines.append(f"BQL: {e}")
     flt = ("'( " + " or ".join(f"sport = :{p} or dport = :{p}" for p in ports) + " )'"
            if ports else "")
-    for where, run in (("guest", lambda c: g.run(c, timeout=15, quiet=True).out),
-                       ("host", lambda c: g.host(c, check=False, timeout=15).stdout)):
+    which = "ports " + " ".join(map(str, ports)) if ports else "all"
+    for where, run in (("guest", lambda: g.run(f"/usr/bin/ss -tin {flt}", timeout=15,
+                                                 quiet=True).out),
+                       ("host", lambda: g.host(f"ss -tin {flt}", check=False,
+                                               timeout=15).stdout)):
+        lines.append(f"{where} TCP ({which}):")
         try:
-            lines.append(f"{where} TCP ({'ports ' + ' '.join(map(str, ports)) if ports else 'all'}):")
-            lines += ["  " + ln.strip() for ln in run(f"{'/usr/bin/' if where == 'guest' else ''}ss -tin {flt}").splitlines()[1:] if ln.strip()]
+            lines += ["  " + ln.strip() for ln in run().splitlines()[1:] if ln.strip()]
         except Exception as e:   # noqa: BLE001
             lines.append(f"  ss failed: {e}")
     try:
