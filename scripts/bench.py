@@ -13,6 +13,7 @@ compares the medians over the repeats.
   scripts/bench.py --topology 4,4:2 --workloads rr16   # 4 vCPUs with 4 and with 2 queue pairs
   scripts/bench.py --model zero,ref,ref-noirq        # exit-cost models (default zero,ref)
   scripts/bench.py --model ref --cost kick=40,irq=60 # other costs per kind (us)
+  scripts/bench.py --ours-coalesce 'rx-usecs 8000'  # ethtool -C for ours after boot (A/B)
   scripts/bench.py --check-repro build/bench/<ts>/results.json   # same config again + compare
   scripts/bench.py --compare OLD.json NEW.json       # compare two result files, no run
   scripts/bench.py --report build/bench/<ts>/results.json        # tables + chart again
@@ -167,7 +168,8 @@ def wait_for_idle(max_wait: float, idle_cpus: float) -> tuple[float, float]:
 def run_boot(kernel, topo, pairs: list, driver: str, module: Path | None,
              seconds: int, rep: int, prog: Progress, outdir: Path, seq: int,
              wait_idle: float = 0, idle_cpus: float = 0.5, memory: int = 1024,
-             attempt: int = 0, sysctls: dict | None = None) -> dict:
+             attempt: int = 0, sysctls: dict | None = None,
+             coalesce: list[str] | None = None) -> dict:
     """One boot running pairs = [(workload, model)] in order (plugin models
     share the boot: the plugin's costs are switched at run time)."""
     models = list(dict.fromkeys(m for _, m in pairs))
@@ -196,6 +198,8 @@ def run_boot(kernel, topo, pairs: list, driver: str, module: Path | None,
         for name, val in (sysctls or {}).items():
             g.run_ok(f"echo {shlex.quote(val)} > /proc/sys/{name.replace('.', '/')}")
         ifname = net.ifname(g)
+        if coalesce and driver == "ours":
+            g.run_ok(shlex.join(["ethtool", "-C", ifname] + coalesce))
         rec["guest_info"] = B.guest_info(g, ifname)
         booted = True
         rec["boot_s"] = round(time.monotonic() - t_boot, 2)
@@ -315,6 +319,7 @@ def describe_config(results: dict) -> str:
             + (f", took {hms(dur)}" if dur else "")
             + ("; INTERRUPTED" if results.get("interrupted") else "")
             + (f"\nguest sysctls {c['sysctls']}" if c.get("sysctls") else "")
+            + (f"\nours: ethtool -C {' '.join(c['ours_coalesce'])}" if c.get("ours_coalesce") else "")
             + (f"\ncosts replaced (us) {c['cost_overrides']}" if c.get("cost_overrides") else ""))
 
 
@@ -354,6 +359,9 @@ def parse_args(argv=None):
     ap.add_argument("--sysctl", metavar="NAME=VALUE,...",
                     help="guest sysctls set after each boot, for both drivers "
                          "(e.g. net.core.skb_defer_max=0)")
+    ap.add_argument("--ours-coalesce", metavar="'NAME VALUE ...'",
+                    help="ethtool -C settings applied to our driver after each boot, e.g. "
+                         "'rx-usecs 8000' (an A/B of a setting against the defaults)")
     ap.add_argument("--drivers", default="stock,ours", help="stock,ours (default) or one of them")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 3 runs x 5 s, workloads " + ",".join(B.QUICK_WORKLOADS)
@@ -395,6 +403,15 @@ def parse_sysctls(text: str) -> dict[str, str]:
     return out
 
 
+def parse_coalesce(text: str) -> list[str]:
+    """'rx-usecs 8000 adaptive-rx off' -> ethtool -C arguments (name value pairs)."""
+    words = shlex.split(text or "")
+    names = words[0::2]
+    if len(words) % 2 or not all(re.fullmatch(r"[a-z][a-z0-9-]*", n) for n in names):
+        raise VmTestError(f"--ours-coalesce {text!r}: want NAME VALUE pairs, e.g. 'rx-usecs 8000'")
+    return words
+
+
 def resolve_config(a) -> dict:
     base = {}
     if a.check_repro:
@@ -404,6 +421,7 @@ def resolve_config(a) -> dict:
                 "topology": ",".join(map(str, old["topologies"])), "model": ",".join(old["models"]),
                 "cost": ",".join(f"{k}={v:g}" for k, v in (old.get("cost_overrides") or {}).items()),
                 "sysctl": ",".join(f"{k}={v}" for k, v in (old.get("sysctls") or {}).items()),
+                "ours_coalesce": " ".join(old.get("ours_coalesce") or []),
                 "module": (old.get("module") or {}).get("orig_path")}
     elif a.quick:
         base = dict(QUICK)
@@ -421,7 +439,8 @@ def resolve_config(a) -> dict:
            "models": [x.strip() for x in pick("model", DEFAULT_MODELS).split(",") if x.strip()],
            "drivers": [x.strip() for x in a.drivers.split(",") if x.strip()],
            "costs": B.parse_costs(pick("cost", "")),
-           "sysctls": parse_sysctls(pick("sysctl", ""))}
+           "sysctls": parse_sysctls(pick("sysctl", "")),
+           "ours_coalesce": parse_coalesce(pick("ours_coalesce", ""))}
     mod = pick("module", None) or (REPO_ROOT / "build" / kernel / "virtio_net.ko")
     cfg["module_path"] = Path(mod)
     for m in cfg["models"]:
@@ -512,6 +531,7 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
             "topologies": cfg["topologies"], "models": cfg["models"], "drivers": cfg["drivers"],
             "memory_mb": cfg["memory"],
             "cost_overrides": cfg["costs"], "sysctls": cfg["sysctls"],
+            "ours_coalesce": cfg["ours_coalesce"],
             "model_costs": costs, "model_weights": {m: (B.model_weights(m) if costs[m] is not None
                                                         else None) for m in cfg["models"]},
             "module": dict(module_info(module), orig_path=str(cfg["module_path"])) if module else None,
@@ -557,7 +577,7 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
             pairs = [(w, m) for w in workloads for m in models]
             rec = run_boot(kernel, topo, pairs, driver, module, cfg["seconds"], rep,
                            prog, outdir, seq, a.wait_idle, a.idle_cpus, cfg["memory"],
-                           sysctls=cfg["sysctls"])
+                           sysctls=cfg["sysctls"], coalesce=cfg["ours_coalesce"])
             results["boots"].append(rec)
             for attempt in range(1, a.retries + 1):
                 # a boot whose guest died or whose agent stopped answering: its
@@ -572,7 +592,7 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
                 prog.steps += [("boot", PRIOR_BOOT_S)] + [(f"w:{w.name}", 0.0) for w, _ in missing]
                 rec = run_boot(kernel, topo, missing, driver, module, cfg["seconds"], rep,
                                prog, outdir, seq, 0, a.idle_cpus, cfg["memory"], attempt=attempt,
-                               sysctls=cfg["sysctls"])
+                               sysctls=cfg["sysctls"], coalesce=cfg["ours_coalesce"])
                 results["boots"].append(rec)
             runs = {}
             for b in results["boots"]:

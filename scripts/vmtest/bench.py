@@ -172,6 +172,8 @@ class Workload:
 WORKLOADS = {w.name: w for w in (
     Workload("pingpong", "rr", 1, 256, desc="sockperf TCP ping-pong 256 B, 1 flow"),
     Workload("rr16", "rr", 16, 256, desc="16 sockperf TCP ping-pong 256 B clients, one server"),
+    Workload("rr100", "rr", 100, 256,
+             desc="100 sockperf TCP ping-pong 256 B clients, one server (seed 000's TCP_RR load)"),
     Workload("tx256x4", "stream", 4, 256, "tx", "iperf3 TCP -l 256, 4 flows, guest sends"),
     Workload("rx256x4", "stream", 4, 256, "rx", "iperf3 TCP -l 256, 4 flows, guest receives"),
     Workload("tx256x16", "stream", 16, 256, "tx", "iperf3 TCP -l 256, 16 flows, guest sends"),
