@@ -14,6 +14,7 @@ compares the medians over the repeats.
   scripts/bench.py --model zero,ref,ref-noirq        # exit-cost models (default zero,ref)
   scripts/bench.py --model ref --cost kick=40,irq=60 # other costs per kind (us)
   scripts/bench.py --ours-coalesce 'rx-usecs 8000'  # ethtool -C for ours after boot (A/B)
+  scripts/bench.py --ours-setup FILE                 # a guest script for ours after boot (A/B)
   scripts/bench.py --check-repro build/bench/<ts>/results.json   # same config again + compare
   scripts/bench.py --compare OLD.json NEW.json       # compare two result files, no run
   scripts/bench.py --report build/bench/<ts>/results.json        # tables + chart again
@@ -169,7 +170,7 @@ def run_boot(kernel, topo, pairs: list, driver: str, module: Path | None,
              seconds: int, rep: int, prog: Progress, outdir: Path, seq: int,
              wait_idle: float = 0, idle_cpus: float = 0.5, memory: int = 1024,
              attempt: int = 0, sysctls: dict | None = None,
-             coalesce: list[str] | None = None) -> dict:
+             coalesce: list[str] | None = None, setup: str = "") -> dict:
     """One boot running pairs = [(workload, model)] in order (plugin models
     share the boot: the plugin's costs are switched at run time)."""
     models = list(dict.fromkeys(m for _, m in pairs))
@@ -200,6 +201,10 @@ def run_boot(kernel, topo, pairs: list, driver: str, module: Path | None,
         ifname = net.ifname(g)
         if coalesce and driver == "ours":
             g.run_ok(shlex.join(["ethtool", "-C", ifname] + coalesce))
+        if setup and driver == "ours":
+            g.put_file(setup.encode(), "/tmp/bench-setup.sh", 0o755)
+            rec["setup_output"] = g.run_ok(f"IF={shlex.quote(ifname)} sh /tmp/bench-setup.sh",
+                                           timeout=60)
         rec["guest_info"] = B.guest_info(g, ifname)
         booted = True
         rec["boot_s"] = round(time.monotonic() - t_boot, 2)
@@ -320,6 +325,7 @@ def describe_config(results: dict) -> str:
             + ("; INTERRUPTED" if results.get("interrupted") else "")
             + (f"\nguest sysctls {c['sysctls']}" if c.get("sysctls") else "")
             + (f"\nours: ethtool -C {' '.join(c['ours_coalesce'])}" if c.get("ours_coalesce") else "")
+            + (f"\nours: setup script {c['ours_setup_path']}" if c.get("ours_setup") else "")
             + (f"\ncosts replaced (us) {c['cost_overrides']}" if c.get("cost_overrides") else ""))
 
 
@@ -362,6 +368,9 @@ def parse_args(argv=None):
     ap.add_argument("--ours-coalesce", metavar="'NAME VALUE ...'",
                     help="ethtool -C settings applied to our driver after each boot, e.g. "
                          "'rx-usecs 8000' (an A/B of a setting against the defaults)")
+    ap.add_argument("--ours-setup", type=Path, metavar="SCRIPT",
+                    help="guest shell script run after each boot of our driver (IF = the "
+                         "interface), e.g. scripts/bench-setups/stock-placement-4-2.sh")
     ap.add_argument("--drivers", default="stock,ours", help="stock,ours (default) or one of them")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 3 runs x 5 s, workloads " + ",".join(B.QUICK_WORKLOADS)
@@ -422,6 +431,7 @@ def resolve_config(a) -> dict:
                 "cost": ",".join(f"{k}={v:g}" for k, v in (old.get("cost_overrides") or {}).items()),
                 "sysctl": ",".join(f"{k}={v}" for k, v in (old.get("sysctls") or {}).items()),
                 "ours_coalesce": " ".join(old.get("ours_coalesce") or []),
+                "ours_setup": old.get("ours_setup_path"),
                 "module": (old.get("module") or {}).get("orig_path")}
     elif a.quick:
         base = dict(QUICK)
@@ -441,6 +451,12 @@ def resolve_config(a) -> dict:
            "costs": B.parse_costs(pick("cost", "")),
            "sysctls": parse_sysctls(pick("sysctl", "")),
            "ours_coalesce": parse_coalesce(pick("ours_coalesce", ""))}
+    setup = pick("ours_setup", None)
+    cfg["ours_setup_path"] = str(setup) if setup else None
+    try:
+        cfg["ours_setup"] = Path(setup).read_text() if setup else ""
+    except OSError as e:
+        raise VmTestError(f"--ours-setup {setup}: {e.strerror}") from None
     mod = pick("module", None) or (REPO_ROOT / "build" / kernel / "virtio_net.ko")
     cfg["module_path"] = Path(mod)
     for m in cfg["models"]:
@@ -532,6 +548,7 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
             "memory_mb": cfg["memory"],
             "cost_overrides": cfg["costs"], "sysctls": cfg["sysctls"],
             "ours_coalesce": cfg["ours_coalesce"],
+            "ours_setup_path": cfg["ours_setup_path"], "ours_setup": cfg["ours_setup"],
             "model_costs": costs, "model_weights": {m: (B.model_weights(m) if costs[m] is not None
                                                         else None) for m in cfg["models"]},
             "module": dict(module_info(module), orig_path=str(cfg["module_path"])) if module else None,
@@ -577,7 +594,8 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
             pairs = [(w, m) for w in workloads for m in models]
             rec = run_boot(kernel, topo, pairs, driver, module, cfg["seconds"], rep,
                            prog, outdir, seq, a.wait_idle, a.idle_cpus, cfg["memory"],
-                           sysctls=cfg["sysctls"], coalesce=cfg["ours_coalesce"])
+                           sysctls=cfg["sysctls"], coalesce=cfg["ours_coalesce"],
+                           setup=cfg["ours_setup"])
             results["boots"].append(rec)
             for attempt in range(1, a.retries + 1):
                 # a boot whose guest died or whose agent stopped answering: its
@@ -592,7 +610,8 @@ def run_bench(cfg: dict, a) -> tuple[dict | None, Path, int]:
                 prog.steps += [("boot", PRIOR_BOOT_S)] + [(f"w:{w.name}", 0.0) for w, _ in missing]
                 rec = run_boot(kernel, topo, missing, driver, module, cfg["seconds"], rep,
                                prog, outdir, seq, 0, a.idle_cpus, cfg["memory"], attempt=attempt,
-                               sysctls=cfg["sysctls"], coalesce=cfg["ours_coalesce"])
+                               sysctls=cfg["sysctls"], coalesce=cfg["ours_coalesce"],
+                               setup=cfg["ours_setup"])
                 results["boots"].append(rec)
             runs = {}
             for b in results["boots"]:
