@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * One timer per queue pair, shared by every feature that needs to act
- * later: flushing held-back TX kicks, a TX reclaim deadline and deferred
- * RX polling.  Each such feature is a "user" with its own deadline.
+ * A queue pair's timer, for the features that need to act later:
+ * flushing held-back TX kicks, a TX reclaim deadline and deferred RX
+ * polling.  Each such feature is a "user" with its own deadline.  A pair
+ * has two: one for its transmit users, armed by whichever CPU sends on
+ * the pair, and one for the RX deferral, armed only by the pair's poll
+ * (timers are pinned to the arming CPU, and the deferred poll must run
+ * on the pair's CPU).
  *
- * Precise users (kick flush, RX deferral) share an hrtimer.  Each asks
+ * Precise users (kick flush, RX deferral) use an hrtimer.  Each asks
  * for a window: the earliest time it may run and the latest it must.
  * The hrtimer is programmed with the earliest window start as its soft
  * expiry and the earliest window end as its hard expiry, and only

@@ -181,7 +181,15 @@ struct vnet_qp {
 	unsigned int index;
 	struct vnet_rq rq;
 	struct vnet_sq sq;
+	/*
+	 * Two timers: the transmit users' (kick flush, reclaim deadline),
+	 * armed by whichever CPU sends on the pair, and the receive
+	 * deferral's, armed only by the pair's poll.  A shared one would
+	 * fire on the CPU that armed it last, and a deferred poll scheduled
+	 * there would run the pair's NAPI away from its interrupt CPU.
+	 */
 	struct vnet_qp_timer timer;
+	struct vnet_qp_timer rx_timer;
 };
 
 #define VNET_LINK_UNKNOWN	0xffff
@@ -411,6 +419,7 @@ void vnet_tx_done(struct virtqueue *vq);
 int vnet_poll_rx(struct napi_struct *napi, int budget);
 int vnet_poll_tx(struct napi_struct *napi, int budget);
 void vnet_qp_timer_fired(struct vnet_qp_timer *t, unsigned long expired);
+void vnet_qp_rx_timer_fired(struct vnet_qp_timer *t, unsigned long expired);
 
 /* ctrl.c */
 int vnet_ctrl_set_pairs(struct vnet *vi, u16 pairs);

@@ -146,7 +146,7 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 		 * interrupts), it polls again itself.
 		 */
 		if (napi_complete_done(napi, done)) {
-			vnet_qp_timer_request_window(&rq->qp->timer,
+			vnet_qp_timer_request_window(&rq->qp->rx_timer,
 						     VNET_TIMER_RX_POLL,
 						     defer_ns, defer_max_ns);
 			u64_stats_update_begin(&rq->stats.syncp);
@@ -263,9 +263,9 @@ static void vnet_qp_flush_fired(struct vnet_qp *qp)
 }
 
 /*
- * The pair's timer expired for the users in @expired: the precise ones
- * (kick flush, RX poll) from the hrtimer in hard interrupt context, the
- * coarse one (reclaim deadline) from the timer wheel in softirq context.
+ * The pair's transmit timer expired for the users in @expired: the kick
+ * flush from the hrtimer in hard interrupt context, the reclaim deadline
+ * from the timer wheel in softirq context.
  */
 void vnet_qp_timer_fired(struct vnet_qp_timer *t, unsigned long expired)
 {
@@ -274,12 +274,22 @@ void vnet_qp_timer_fired(struct vnet_qp_timer *t, unsigned long expired)
 
 	if (expired & BIT(VNET_TIMER_TX_FLUSH))
 		vnet_qp_flush_fired(qp);
-	if (expired & BIT(VNET_TIMER_RX_POLL))
-		vnet_napi_schedule(&qp->rq.napi, qp->rq.vq);
 	if (expired & BIT(VNET_TIMER_TX_RECLAIM)) {
 		__netif_tx_lock(txq, smp_processor_id());
 		if (!qp->sq.paused)
 			vnet_tx_reclaim_timer(&qp->sq);
 		__netif_tx_unlock(txq);
 	}
+}
+
+/*
+ * The receive deferral ended (hard interrupt context, on the pair's CPU:
+ * only its poll arms this timer): poll again.
+ */
+void vnet_qp_rx_timer_fired(struct vnet_qp_timer *t, unsigned long expired)
+{
+	struct vnet_qp *qp = container_of(t, struct vnet_qp, rx_timer);
+
+	if (expired & BIT(VNET_TIMER_RX_POLL))
+		vnet_napi_schedule(&qp->rq.napi, qp->rq.vq);
 }

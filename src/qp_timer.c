@@ -12,6 +12,13 @@
  * therefore only try the TX queue lock and retry shortly if it is busy
  * (see napi.c).  On PREEMPT_RT the kernel runs it as a soft timer anyway.
  * The timer-wheel timer runs in softirq context.
+ *
+ * Both are pinned: they expire on the CPU that armed them.  An RX
+ * deferral is armed by the pair's poll and must schedule that NAPI on the
+ * pair's CPU, and a poll that runs after an interrupt woke an idle CPU
+ * still counts as idle to the kernel, which may move an unpinned timer
+ * to a busy CPU (one whose next timer event comes earlier), and the poll
+ * with it.  The TX users are armed by the sending CPU and flush from it.
  */
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -39,7 +46,7 @@ static void vnet_qp_timer_program(struct vnet_qp_timer *t)
 {
 	hrtimer_start_range_ns(&t->timer, ns_to_ktime(t->plan.armed),
 			       t->plan.armed_limit - t->plan.armed,
-			       HRTIMER_MODE_ABS);
+			       HRTIMER_MODE_ABS_PINNED);
 }
 
 static enum hrtimer_restart vnet_qp_timer_expired(struct hrtimer *hrt)
@@ -103,8 +110,8 @@ void vnet_qp_timer_init(struct vnet_qp_timer *t,
 	t->fire = fire;
 	t->stopped = true;
 	vnet_hrtimer_setup(&t->timer, vnet_qp_timer_expired, CLOCK_MONOTONIC,
-			   HRTIMER_MODE_ABS);
-	timer_setup(&t->coarse, vnet_qp_timer_coarse_expired, 0);
+			   HRTIMER_MODE_ABS_PINNED);
+	timer_setup(&t->coarse, vnet_qp_timer_coarse_expired, TIMER_PINNED);
 }
 
 /* Allow requests again (queue pair enabled). */

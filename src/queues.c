@@ -45,6 +45,7 @@ int vnet_qps_alloc(struct vnet *vi)
 			vnet_napi_add_tx(vi->dev, &qp->sq.napi, vnet_poll_tx,
 					 vi->napi_weight);
 		vnet_qp_timer_init(&qp->timer, vnet_qp_timer_fired);
+		vnet_qp_timer_init(&qp->rx_timer, vnet_qp_rx_timer_fired);
 	}
 	return 0;
 }
@@ -57,6 +58,7 @@ void vnet_qps_free(struct vnet *vi)
 		return;
 	for (i = 0; i < vi->max_pairs; i++) {
 		vnet_qp_timer_stop(&vi->qp[i].timer);
+		vnet_qp_timer_stop(&vi->qp[i].rx_timer);
 		netif_napi_del(&vi->qp[i].rq.napi);
 		if (vi->qp[i].sq.use_napi)
 			netif_napi_del(&vi->qp[i].sq.napi);
@@ -159,6 +161,7 @@ void vnet_qp_enable(struct vnet *vi, unsigned int i)
 	struct vnet_qp *qp = &vi->qp[i];
 
 	vnet_qp_timer_start(&qp->timer);
+	vnet_qp_timer_start(&qp->rx_timer);
 	vnet_napi_enable(&qp->rq.napi, qp->rq.vq);
 	vnet_queue_set_napi(vi->dev, i, true, &qp->rq.napi);
 	if (qp->sq.use_napi) {
@@ -214,6 +217,7 @@ void vnet_qp_disable(struct vnet *vi, unsigned int i)
 	struct vnet_qp *qp = &vi->qp[i];
 
 	vnet_qp_timer_stop(&qp->timer);
+	vnet_qp_timer_stop(&qp->rx_timer);
 	__netif_tx_lock_bh(txq);
 	vnet_tx_timer_stopped(&qp->sq);
 	__netif_tx_unlock_bh(txq);

@@ -242,7 +242,7 @@ static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 					 NSEC_PER_USEC);
 			break;
 		case VNET_SRC_RX_TIMER_ARMS:
-			vnet_qp_timer_counts(&qp->timer, VNET_TIMER_RX_POLL,
+			vnet_qp_timer_counts(&qp->rx_timer, VNET_TIMER_RX_POLL,
 					     &arms, &fires);
 			out[i] = arms;
 			break;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Deadline bookkeeping for the shared per-queue-pair timer (pure).
+ * Deadline bookkeeping for a per-queue-pair timer (pure).
  *
  * Rules:
  *  - each user waits in a window [due, limit]: it may run from due on and

@@ -1,7 +1,8 @@
 """IRQ affinity suite (`scripts/test-integration.py --suite affinity`): the
 plan in /sys/class/net/<dev>/virtio_net/affinity obeys the planner's rules
 for the guest's real topology, the kernel applied it (effective affinity,
-XPS), interrupts land where planned, and it follows CPU hotplug.
+XPS), interrupts and receive NAPI polls land where planned, and it follows
+CPU hotplug.
 
 Only meaningful for our driver (the stock driver has no plan file).
 """
@@ -179,6 +180,54 @@ def logged_plan(g, nic: int) -> dict[int, tuple[int, set[int]]]:
     return plan
 
 
+TRACEFS = "/sys/kernel/tracing"
+NAPI_TRIGGER = f"{TRACEFS}/events/napi/napi_poll/trigger"
+# NAPI polls per instance and CPU; the backlog of the stack has no device.
+NAPI_HIST = ("hist:keys=dev_name,napi,common_cpu:vals=hitcount,work:size=1024 "
+             "if dev_name != \"no_device\"")
+
+
+def napi_watch(g, on: bool) -> str:
+    """Start counting NAPI polls per instance and CPU, or stop and return
+    the histogram."""
+    if on:
+        g.run(f"mount -t tracefs none {TRACEFS} 2>/dev/null; true")
+        g.run_ok(f"echo '{NAPI_HIST}' > {NAPI_TRIGGER}")
+        return ""
+    out = g.run_ok(f"cat {TRACEFS}/events/napi/napi_poll/hist")
+    g.run_ok(f"echo '!{NAPI_HIST}' >> {NAPI_TRIGGER}")
+    return out
+
+
+def check_napi(g, plans: list[dict], hist: str) -> str:
+    """Every receive NAPI instance (its polls return work; TX polls return
+    0) polled on one CPU, and per NIC these CPUs are the plan's interrupt
+    CPUs, one instance per pair."""
+    polls: dict[tuple[str, str], dict[int, list[int]]] = {}
+    for m in re.finditer(r"\{ dev_name:\s*(\S+)\s*, napi:\s*(\d+), common_cpu:\s*(\d+) \}"
+                         r" hitcount:\s*(\d+)\s+work:\s*(\d+)", hist):
+        per = polls.setdefault((m.group(1), m.group(2)), {})
+        per[int(m.group(3))] = [int(m.group(4)), int(m.group(5))]
+    worst = 1.0
+    for n, plan in enumerate(plans):
+        ifn = net.ifname(g, n)
+        cpus = []
+        for (dev, napi), per in polls.items():
+            if dev != ifn or not sum(w for _, w in per.values()):
+                continue
+            total = sum(h for h, _ in per.values())
+            cpu = max(per, key=lambda c: per[c][0])
+            share = per[cpu][0] / total
+            worst = min(worst, share)
+            check(share >= MIN_ON_PLANNED, f"{ifn}: a receive NAPI polled on several CPUs "
+                                           f"(cpu: [polls, work]) {per}")
+            cpus.append(cpu)
+        want = sorted(c for c, _ in plan.values())
+        check(sorted(cpus) == want, f"{ifn}: receive NAPIs polled on CPUs {sorted(cpus)}, "
+                                    f"the plan's interrupt CPUs are {want}")
+    return f"receive NAPI polls on the pair's CPU: worst instance {worst:.1%}"
+
+
 def check_applied(ctx: Ctx, nics: int) -> None:
     g = ctx.g
     plans = [read_plan(g, n) for n in range(nics)]
@@ -197,7 +246,9 @@ def check_applied(ctx: Ctx, nics: int) -> None:
               if cpulist(g.run_ok(f"cat /proc/irq/{irq}/effective_affinity_list"))
               != cpulist(g.run_ok(f"cat /proc/irq/{irq}/smp_affinity_list"))}
     before = irq_counts(g)
+    napi_watch(g, True)
     traffic(g, nics, seconds=3)
+    napi_note = check_napi(g, plans, napi_watch(g, False))
     after = irq_counts(g)
     worst = 1.0
     for n, plan in enumerate(plans):
@@ -225,7 +276,8 @@ def check_applied(ctx: Ctx, nics: int) -> None:
                           f"{ifn} {kind}.{pair}: {share:.1%} of {total} interrupts on "
                           f"planned CPU {cpu} ({delta}"
                           f"{', one allowed off plan: its move was pending' if move else ''})")
-    ctx.note(f"{sum(len(p) for p in plans)} pairs, worst vector {worst:.1%} on plan")
+    ctx.note(f"{sum(len(p) for p in plans)} pairs, worst vector {worst:.1%} on plan; "
+             f"{napi_note}")
 
 
 @suite.test("affinity.4pairs", P4, "p4")
