@@ -190,11 +190,14 @@ def window_edge(g, ifname: str, start: bool) -> tuple[dict, int]:
              f"/proc/interrupts")
     probes = "; ".join(cmds)
     lines = sh(g, f"{stats}; {probes}" if start else f"{probes}; {stats}").splitlines()
-    prof = {}
-    for ln in lines[2:2 + len(PROBES)]:
-        name, hits, missed = ln.split()
+    prof, i = {}, 2
+    while i < len(lines) and lines[i].split()[0] != "CPU0":    # kprobe_profile
+        name, hits, missed = lines[i].split()
         prof[name] = (int(hits), int(missed))
-    return ({"irq": parse_interrupts("\n".join(lines[2 + len(PROBES):])), "probes": prof},
+        i += 1
+    if not set(PROBES) <= set(prof):
+        raise VmTestError(f"kprobe_profile lacks our probes: {prof}")
+    return ({"irq": parse_interrupts("\n".join(lines[i:])), "probes": prof},
             int(lines[0]) + int(lines[1]))
 
 
