@@ -181,33 +181,38 @@ def logged_plan(g, nic: int) -> dict[int, tuple[int, set[int]]]:
 
 
 TRACEFS = "/sys/kernel/tracing"
-NAPI_TRIGGER = f"{TRACEFS}/events/napi/napi_poll/trigger"
-# NAPI polls per instance and CPU; the backlog of the stack has no device.
-NAPI_HIST = ("hist:keys=dev_name,napi,common_cpu:vals=hitcount,work:size=1024 "
-             "if dev_name != \"no_device\"")
+# napi_poll events ("... napi_poll: napi poll on napi struct P for device
+# D work W budget B") -> "D P cpu polls work" per instance and CPU.  The
+# ring buffer, not a hist trigger: Debian's 5.10 has no hist triggers.
+NAPI_AWK = ("awk '/ napi_poll: / { if (match($0, /\\[[0-9]+\\]/)) "
+            "cpu = substr($0, RSTART + 1, RLENGTH - 2) + 0; "
+            "for (i = 1; i < NF; i++) { if ($i == \"struct\") n = $(i + 1); "
+            "if ($i == \"device\") d = $(i + 1); if ($i == \"work\") w = $(i + 1) } "
+            "k = d \" \" n \" \" cpu; c[k]++; s[k] += w } "
+            "END { for (k in c) print k, c[k], s[k] }'")
 
 
 def napi_watch(g, on: bool) -> str:
-    """Start counting NAPI polls per instance and CPU, or stop and return
-    the histogram."""
+    """Start recording NAPI polls, or stop and return one line per NAPI
+    instance and CPU: device, instance, CPU, polls, work."""
+    ev = f"{TRACEFS}/events/napi/napi_poll/enable"
     if on:
         g.run(f"mount -t tracefs none {TRACEFS} 2>/dev/null; true")
-        g.run_ok(f"echo '{NAPI_HIST}' > {NAPI_TRIGGER}")
+        g.run_ok(f"echo 4096 > {TRACEFS}/buffer_size_kb; : > {TRACEFS}/trace; "
+                 f"echo 1 > {TRACEFS}/tracing_on; echo 1 > {ev}")
         return ""
-    out = g.run_ok(f"cat {TRACEFS}/events/napi/napi_poll/hist")
-    g.run_ok(f"echo '!{NAPI_HIST}' >> {NAPI_TRIGGER}")
-    return out
+    return g.run_ok(f"echo 0 > {ev}; {NAPI_AWK} {TRACEFS}/trace; : > {TRACEFS}/trace")
 
 
-def check_napi(g, plans: list[dict], hist: str) -> str:
+def check_napi(g, plans: list[dict], table: str) -> str:
     """Every receive NAPI instance (its polls return work; TX polls return
     0) polled on one CPU, and per NIC these CPUs are the plan's interrupt
     CPUs, one instance per pair."""
     polls: dict[tuple[str, str], dict[int, list[int]]] = {}
-    for m in re.finditer(r"\{ dev_name:\s*(\S+)\s*, napi:\s*(\d+), common_cpu:\s*(\d+) \}"
-                         r" hitcount:\s*(\d+)\s+work:\s*(\d+)", hist):
-        per = polls.setdefault((m.group(1), m.group(2)), {})
-        per[int(m.group(3))] = [int(m.group(4)), int(m.group(5))]
+    for line in table.splitlines():
+        f = line.split()
+        if len(f) == 5:
+            polls.setdefault((f[0], f[1]), {})[int(f[2])] = [int(f[3]), int(f[4])]
     worst = 1.0
     for n, plan in enumerate(plans):
         ifn = net.ifname(g, n)
