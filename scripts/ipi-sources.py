@@ -12,7 +12,8 @@ guest kernel's three IPI senders of x86:
   native_smp_send_reschedule         RES, one CPU
 
 with a histogram trigger keyed by sending CPU, receiving CPU and kernel
-stack.  Each IPI is put under a cause read off its stack (e.g. "socket
+stack (hist triggers: Debian's 6.1 and later kernels have them, 5.10
+does not).  Each IPI is put under a cause read off its stack (e.g. "socket
 data wakeup": TCP received data for a task on another CPU; "idle-balance
 kick (tick)"; the histogram keeps 16 frames) and under the classes of its
 two CPUs: "rx" = a CPU that took the NIC's receive interrupts in the
@@ -156,6 +157,9 @@ def sh(g, cmd: str, timeout: float = 60) -> str:
 
 def setup_probes(g) -> None:
     g.run(f"mount -t tracefs none {TRACEFS} 2>/dev/null; true", quiet=True)
+    if g.run(f"test -e {TRACEFS}/events/sched/sched_switch/hist", quiet=True).rc:
+        raise VmTestError("the guest kernel has no hist triggers (CONFIG_HIST_TRIGGERS; "
+                          "Debian's 5.10 lacks them): use 6.1 or later")
     funcs = "|".join(f for f, _, _ in PROBES.values())
     have = set(sh(g, f"grep -E '^({funcs})$' {TRACEFS}/available_filter_functions; true")
                .split())
