@@ -120,25 +120,6 @@ def parse_hist(text: str) -> list[tuple[int, int | None, list[str], int]]:
     return out
 
 
-def parse_interrupts(text: str) -> dict:
-    """/proc/interrupts -> {"RES": [per cpu], "CAL": [...], "<name>": [...]}."""
-    lines = text.splitlines()
-    ncpu = len(lines[0].split())
-    rows = {}
-    for ln in lines[1:]:
-        parts = ln.split()
-        if len(parts) < ncpu + 1:
-            continue
-        try:
-            counts = [int(x) for x in parts[1:ncpu + 1]]
-        except ValueError:
-            continue
-        key = parts[0].rstrip(":")
-        name = parts[-1] if not key.isalpha() else key
-        rows[name] = counts
-    return rows
-
-
 def rx_cpus(before: dict, after: dict) -> list[int]:
     """CPUs that took at least 5% of some NIC receive vector's interrupts."""
     cpus = set()
@@ -202,7 +183,7 @@ def window_edge(g, ifname: str, start: bool) -> tuple[dict, int]:
         i += 1
     if not set(PROBES) <= set(prof):
         raise VmTestError(f"kprobe_profile lacks our probes: {prof}")
-    return ({"irq": parse_interrupts("\n".join(lines[i:])), "probes": prof},
+    return ({"irq": B.parse_interrupts(lines[i:]), "probes": prof},
             int(lines[0]) + int(lines[1]))
 
 

@@ -375,21 +375,12 @@ def snap_script(ifname: str, path: str) -> str:
             f"echo @@ETHTOOL; ethtool -S {ifname} 2>&1; }} >{path}")
 
 
-def parse_snap(text: str, ifname: str) -> dict:
-    sect: dict[str, list[str]] = {"IRQ": []}
-    cur = "IRQ"
-    for line in text.splitlines():
-        if line.startswith("@@"):
-            cur = line[2:].strip()
-            sect[cur] = []
-        else:
-            sect.setdefault(cur, []).append(line)
-    first = sect["IRQ"][:1]
-    uptime = float(first[0].split()[0]) if first and first[0].strip() else 0.0
-    sect["IRQ"] = sect["IRQ"][1:]
+def parse_interrupts(lines: list[str]) -> dict[str, list[int]]:
+    """/proc/interrupts lines -> name -> per-CPU counts; a numbered IRQ is
+    keyed by its action name (virtio0-input.0), the others by theirs (RES)."""
     irq: dict[str, list[int]] = {}
     ncpu = 0
-    for line in sect.get("IRQ", []):
+    for line in lines:
         if line.strip().startswith("CPU"):
             ncpu = len(line.split())
             continue
@@ -401,9 +392,24 @@ def parse_snap(text: str, ifname: str) -> dict:
                 break
             vals.append(int(x))
         key = name.strip()
-        if key.isdigit():   # numbered IRQ: keyed by its action name (virtio0-input.0)
+        if key.isdigit():
             key = f[-1] if f else key
         irq[key] = vals
+    return irq
+
+
+def parse_snap(text: str, ifname: str) -> dict:
+    sect: dict[str, list[str]] = {"IRQ": []}
+    cur = "IRQ"
+    for line in text.splitlines():
+        if line.startswith("@@"):
+            cur = line[2:].strip()
+            sect[cur] = []
+        else:
+            sect.setdefault(cur, []).append(line)
+    first = sect["IRQ"][:1]
+    uptime = float(first[0].split()[0]) if first and first[0].strip() else 0.0
+    irq = parse_interrupts(sect["IRQ"][1:])
     dev = {}
     for line in sect.get("NETDEV", []):
         if line.strip().startswith(ifname + ":"):
