@@ -9,7 +9,9 @@
 #   make W=1 C=2          extra warnings, sparse
 #   make install          install into /lib/modules/<KVER>/updates
 #   make check            checkpatch --strict over the sources
-#   make test             the whole test suite (see README)
+#   make test             the whole test suite (tests/run-all.sh, see README)
+#   make demo             stock driver and ours side by side in a guest
+#   make bench            the benchmark (bench/bench.py)
 #   make deb              build/packages/virtio-net-dkms_<version>_all.deb
 #   make rpm              build/packages/virtio-net-dkms-<version>-1.noarch.rpm
 
@@ -32,15 +34,21 @@ version:
 	@sh scripts/version.sh .
 
 check:
-	sh scripts/checkpatch.sh
+	bash tests/checkpatch.sh
 
 test:
-	bash scripts/test-all.sh
+	bash tests/run-all.sh
+
+demo:
+	bash bench/demo.sh
+
+bench:
+	python3 bench/bench.py
 
 deb:
-	bash scripts/make-deb.sh
+	bash packaging/make-deb.sh
 
 rpm:
-	bash scripts/make-rpm.sh
+	bash packaging/make-rpm.sh
 
-.PHONY: all module clean install version check test deb rpm
+.PHONY: all module clean install version check test demo bench deb rpm

@@ -24,15 +24,15 @@
 #include <net/xdp.h>
 
 #include "compat.h"
-#include "qp_timer.h"
-#include "rx_buf.h"
-#include "kick_policy.h"
-#include "reclaim_policy.h"
-#include "rx_moderation.h"
-#include "coal.h"
-#include "dev_coal.h"
-#include "rss.h"
-#include "xdp_plan.h"
+#include "timer.h"
+#include "policy/rx.h"
+#include "policy/kick.h"
+#include "policy/reclaim.h"
+#include "policy/rx_moderation.h"
+#include "policy/coalesce.h"
+#include "policy/dev_coalesce.h"
+#include "policy/rss.h"
+#include "policy/xdp.h"
 
 #define VNET_DRV_NAME		"virtio_net"
 
@@ -119,7 +119,7 @@ struct vnet_rq {
 	struct ewma_vnet_pkt_len avg_len;
 	/* Smallest mergeable buffer that still lets the ring hold a frame. */
 	unsigned int mrg_min_len;
-	/* Fewest posted buffers that hold the largest frame (see rx_buf.c). */
+	/* Fewest posted buffers that hold the largest frame (see policy/rx.c). */
 	unsigned int min_posted;
 
 	/* RX moderation settings and state (NAPI context only). */
@@ -330,7 +330,7 @@ struct vnet_options {
 	bool gso;
 	bool napi_tx;
 	int max_queue_pairs;
-	/* TX coalescing defaults (see coal.h); ints for option parsing. */
+	/* TX coalescing defaults (see policy/coalesce.h); ints for option parsing. */
 	int tx_frames;
 	int tx_usecs;
 	bool adaptive_tx;

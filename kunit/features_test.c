@@ -3,7 +3,7 @@
 #include <kunit/test.h>
 #include <linux/netdevice.h>
 #include <uapi/linux/virtio_net.h>
-#include "features.h"
+#include "policy/features.h"
 
 #define B(x)	VNET_BIT(VIRTIO_NET_F_##x)
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# kbuild fragment for scripts/kunit.sh: the pure decision logic of the
+# kbuild fragment for tests/kunit.sh: the pure decision logic of the
 # driver, built into a UML kernel together with its KUnit tests.
 
 obj-$(CONFIG_VNET_KUNIT_TEST) += vnet_kunit.o
@@ -9,16 +9,9 @@ obj-$(CONFIG_VNET_KUNIT_TEST) += vnet_kunit.o
 # (the kernel's own -Wframe-larger-than limit included).
 ccflags-y += -Werror
 
-vnet_kunit-y := \
-	src/timer_plan.o	kunit/timer_plan_test.o \
-	src/kick_policy.o	kunit/kick_policy_test.o \
-	src/reclaim_policy.o	kunit/reclaim_policy_test.o \
-	src/rx_moderation.o	kunit/rx_moderation_test.o \
-	src/rx_buf.o		kunit/rx_buf_test.o kunit/rx_hdr_test.o \
-	src/features.o		kunit/features_test.o \
-	src/coal.o		kunit/coal_test.o \
-	src/dev_coal.o		kunit/dev_coal_test.o \
-	src/affinity_plan.o	kunit/affinity_plan_test.o \
-	src/params.o		kunit/params_test.o \
-	src/rss_cfg.o		kunit/rss_test.o \
-	src/xdp_plan.o		kunit/xdp_plan_test.o
+# Every pure policy, src/policy/<name>.c, with its test kunit/<name>_test.c
+# (a policy without a test file fails the build).
+VNET_POLICIES := $(basename $(notdir $(wildcard $(VNET_KUNIT_SRC)/src/policy/*.c)))
+
+vnet_kunit-y := $(patsubst %,src/policy/%.o,$(VNET_POLICIES)) \
+	$(patsubst %,kunit/%_test.o,$(VNET_POLICIES))

@@ -2,7 +2,7 @@
 /* KUnit: module option parsing. */
 #include <kunit/test.h>
 #include <linux/errno.h>
-#include "params.h"
+#include "policy/params.h"
 
 static void params_bool_values(struct kunit *test)
 {

@@ -2,7 +2,7 @@
 /* KUnit: RSS and hash report decisions and command encoding. */
 #include <kunit/test.h>
 #include <uapi/linux/ethtool.h>
-#include "rss.h"
+#include "policy/rss.h"
 
 #define ALL_EX		(VIRTIO_NET_RSS_HASH_TYPE_IP_EX |	\
 			 VIRTIO_NET_RSS_HASH_TYPE_TCP_EX |	\

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* KUnit: RX moderation policy. */
 #include <kunit/test.h>
-#include "rx_moderation.h"
+#include "policy/rx_moderation.h"
 
 #define US	1000ULL
 #define TICK	(4000 * US)	/* HZ=250 */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Applies the affinity plan (affinity_plan.c): each active queue pair's
+ * Applies the affinity plan (policy/affinity.c): each active queue pair's
  * RX and TX interrupts on one CPU (so NAPI runs there too), and XPS from
  * the plan.  All virtio NICs of this driver are planned together and
  * re-planned on probe, remove, restore, ethtool -L and CPU hotplug.
@@ -25,7 +25,7 @@
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
-#include "affinity_plan.h"
+#include "policy/affinity.h"
 #include "compat.h"
 #include "vnet.h"
 

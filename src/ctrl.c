@@ -12,7 +12,7 @@
 #include <linux/netdevice.h>
 #include <linux/slab.h>
 #include "compat.h"
-#include "features.h"
+#include "policy/features.h"
 #include "vnet.h"
 
 #define VNET_CTRL_MAX_SG	4
@@ -280,7 +280,7 @@ static int vnet_ctrl_coal_vq(struct vnet *vi, u16 vqn, u32 packets, u32 usecs)
 
 /*
  * Program the device's own interrupt coalescing for pairs [first, last)
- * from their settings (see dev_coal.h): per virtqueue where the device
+ * from their settings (see policy/dev_coalesce.h): per virtqueue where the device
  * allows it, else once for the whole device from the device-wide
  * settings.
  */

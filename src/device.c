@@ -12,7 +12,7 @@
 #include <linux/slab.h>
 #include <linux/virtio_config.h>
 #include "compat.h"
-#include "features.h"
+#include "policy/features.h"
 #include "vnet.h"
 
 static void vnet_update_speed(struct vnet *vi)

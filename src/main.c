@@ -12,7 +12,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include "compat.h"
-#include "params.h"
+#include "policy/params.h"
 #include "vnet.h"
 
 struct vnet_options vnet_opts = {
@@ -128,7 +128,7 @@ MODULE_PARM_DESC(max_queue_pairs,
 		 "Cap on the queue pairs used at probe; 0 = one per online CPU up to the device's maximum (default 0)");
 
 /*
- * TX coalescing defaults, as ethtool -C sets them later (see coal.h for
+ * TX coalescing defaults, as ethtool -C sets them later (see policy/coalesce.h for
  * their meaning).  Each is range-checked here; combinations are checked
  * at probe, where the ring size is known.
  */
@@ -171,7 +171,7 @@ module_param_cb(tx_usecs_irq, &vnet_int_ops, &vnet_opt_tx_usecs_irq, 0444);
 MODULE_PARM_DESC(tx_usecs_irq,
 		 "Longest a sent buffer waits to be reclaimed, 0..100000 us; 0 = stock behaviour, a TX interrupt per burst (default 1000)");
 
-/* RX moderation defaults (see coal.h and rx_moderation.h). */
+/* RX moderation defaults (see policy/coalesce.h and policy/rx_moderation.h). */
 static struct vnet_int_opt vnet_opt_rx_usecs = {
 	.val = &vnet_opts.rx_usecs, .def = VNET_RX_USECS_DEFAULT,
 	.min = 0, .max = VNET_RX_USECS_MAX,

@@ -8,7 +8,7 @@
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include "compat.h"
-#include "features.h"
+#include "policy/features.h"
 #include "vnet.h"
 
 static int vnet_open(struct net_device *dev)

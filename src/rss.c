@@ -10,7 +10,7 @@
  * VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, which would turn steering off.  With
  * VIRTIO_NET_F_HASH_REPORT the device writes the hash and its type into
  * each receive header; skb->hash then comes from there when the rxhash
- * feature is on.  The decisions and the wire format are in rss_cfg.c.
+ * feature is on.  The decisions and the wire format are in policy/rss.c.
  *
  * Everything here runs under RTNL (probe, restore, ethtool, feature and
  * channel changes); the commands themselves take the control queue lock.
@@ -34,7 +34,7 @@
 #include <linux/slab.h>
 #include <linux/virtio_config.h>
 #include "compat.h"
-#include "rss.h"
+#include "policy/rss.h"
 #include "vnet.h"
 
 struct vnet_rss {

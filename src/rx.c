@@ -18,7 +18,7 @@
 #include <linux/skbuff.h>
 #include <linux/mm.h>
 #include "compat.h"
-#include "features.h"
+#include "policy/features.h"
 #include "vnet.h"
 
 static void vnet_rq_stat_inc(struct vnet_rq *rq, u64_stats_t *ctr)
@@ -611,7 +611,7 @@ void vnet_rx_free_pages(struct vnet_rq *rq)
  * New RX moderation settings.  A poll running meanwhile may see a mix of
  * old and new values once; both are valid settings, so that is harmless.
  */
-/* Whether the device delays this queue's interrupts (see dev_coal.h). */
+/* Whether the device delays this queue's interrupts (see policy/dev_coalesce.h). */
 static bool vnet_rx_device_moderates(const struct vnet_rq *rq,
 				     const struct vnet_rx_coal *c)
 {

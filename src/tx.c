@@ -3,9 +3,9 @@
  * Transmit path: header, scatter-gather mapping, ring space, kicks and
  * reclaim of completed buffers.
  *
- * When to notify the device is the kick policy's call (kick_policy.c),
+ * When to notify the device is the kick policy's call (policy/kick.c),
  * when to take completed buffers back and whether to ask for a completion
- * interrupt the reclaim policy's (reclaim_policy.c); this file only
+ * interrupt the reclaim policy's (policy/reclaim.c); this file only
  * carries out their answers.  Both use the queue pair's timer: the kick
  * flush bounds how long a packet waits for its notification, the reclaim
  * deadline how long a completed buffer waits to be freed.
@@ -197,7 +197,7 @@ void vnet_tx_flush_wanted(struct vnet_sq *sq)
 
 /*
  * Make sure the reclaim deadline is pending.  It is a coarse user of the
- * pair's timer (see qp_timer.h): it expires on a tick, costing no timer
+ * pair's timer (see timer.h): it expires on a tick, costing no timer
  * exit of its own while the CPU is busy.
  */
 void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now)
@@ -451,7 +451,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		return NETDEV_TX_OK;
 	}
 	sq->reclaim.last_xmit_ns = now;
-	/* TCP Small Queues must allow for the hold (see kick_policy.h). */
+	/* TCP Small Queues must allow for the hold (see policy/kick.h). */
 	if (skb->sk && sq->pacing_shift < VNET_KICK_TCP_PACING_SHIFT)
 		sk_pacing_shift_update(skb->sk, sq->pacing_shift);
 

@@ -14,9 +14,9 @@
  * the first buffer, fragments included.
  *
  * Transmit.  XDP frames, fragments included, go into send queues with the
- * low bit of their token set (xdp_plan.h), so reclaim (tx.c) can tell
+ * low bit of their token set (policy/xdp.h), so reclaim (tx.c) can tell
  * them from skbs and keep them out of the byte queue limits.  Which
- * queue: see xdp_plan.h; the queue lock is always held.  ndo_xdp_xmit works with or without a
+ * queue: see policy/xdp.h; the queue lock is always held.  ndo_xdp_xmit works with or without a
  * program attached (then on the stack's queues).
  *
  * Attaching makes the device stop coalescing and checksum-offloading

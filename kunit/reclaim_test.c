@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* KUnit: TX reclaim policy. */
+#include <kunit/test.h>
+#include "policy/reclaim.h"
+
+#define US	1000ULL
+
+static const struct vnet_reclaim_cfg stock = { .frames = 128, .usecs = 0 };
+static const struct vnet_reclaim_cfg delayed = { .frames = 128, .usecs = 1000 };
+
+static void reclaim_stock_mode(struct kunit *test)
+{
+	struct vnet_reclaim_state s = {};
+
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_delayed(&stock));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&stock, &s, 0, 0));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&stock, &s, 1, 0));
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&stock, &s, 5, true),
+			VNET_RECLAIM_IRQ);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&stock, &s, 5, false),
+			VNET_RECLAIM_IDLE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&stock, &s, 0, false, 0),
+			VNET_RECLAIM_IRQ);
+}
+
+/* Threshold edges on the transmit path. */
+static void reclaim_on_xmit_batches(struct kunit *test)
+{
+	struct vnet_reclaim_state s = { .last_ns = 1000 * US };
+
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_delayed(&delayed));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 0, 5000 * US));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 127, 1500 * US));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 128, 1500 * US));
+	/* The time bound: exactly tx-usecs-irq after the last reclaim. */
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 2000 * US - 1));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 2000 * US));
+}
+
+static void reclaim_deadline_at_burst_end(struct kunit *test)
+{
+	struct vnet_reclaim_state s = {};
+
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 0, true),
+			VNET_RECLAIM_IDLE);
+	s.deadline_armed = true;
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true),
+			VNET_RECLAIM_IDLE);
+	/* Without TX NAPI skbs are orphaned: no deadline needed. */
+	s.deadline_armed = false;
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, false),
+			VNET_RECLAIM_IDLE);
+}
+
+/* After a reclaim: interrupts only for a stopped or a quiet queue. */
+static void reclaim_after(struct kunit *test)
+{
+	struct vnet_reclaim_state s = { .last_xmit_ns = 1000 * US };
+
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, true, 1001 * US),
+			VNET_RECLAIM_IRQ);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 0, false, 9000 * US),
+			VNET_RECLAIM_IDLE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, 1500 * US),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_deadline(&delayed, &s), 2000 * US);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, 2000 * US),
+			VNET_RECLAIM_IRQ);
+}
+
+static void reclaim_room_edges(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_room(19, 19));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_room(18, 19));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_room(0, 1));
+}
+
+static struct kunit_case reclaim_policy_cases[] = {
+	KUNIT_CASE(reclaim_stock_mode),
+	KUNIT_CASE(reclaim_on_xmit_batches),
+	KUNIT_CASE(reclaim_deadline_at_burst_end),
+	KUNIT_CASE(reclaim_after),
+	KUNIT_CASE(reclaim_room_edges),
+	{}
+};
+
+static struct kunit_suite reclaim_policy_suite = {
+	.name = "vnet_reclaim_policy",
+	.test_cases = reclaim_policy_cases,
+};
+
+kunit_test_suite(reclaim_policy_suite);

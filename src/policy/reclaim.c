@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * TX reclaim policy (pure).  See policy/reclaim.h for the rules.
+ */
+#include <linux/time64.h>
+#include "policy/reclaim.h"
+
+/* Delayed reclaim is on unless its time limit is zero (stock behaviour). */
+bool vnet_reclaim_delayed(const struct vnet_reclaim_cfg *cfg)
+{
+	return cfg->usecs != 0;
+}
+
+/* On transmit: take completed buffers back now? */
+bool vnet_reclaim_on_xmit(const struct vnet_reclaim_cfg *cfg,
+			  const struct vnet_reclaim_state *s,
+			  unsigned int in_use, u64 now)
+{
+	if (!vnet_reclaim_delayed(cfg))
+		return true;
+	if (!in_use)
+		return false;
+	return in_use >= cfg->frames ||
+	       now - s->last_ns >= (u64)cfg->usecs * NSEC_PER_USEC;
+}
+
+/*
+ * A burst of packets was handed to the device.  Stock behaviour asks for
+ * an interrupt once most of them are done (with TX NAPI); delayed reclaim
+ * only makes sure a deadline is pending while buffers are in use.
+ */
+enum vnet_reclaim_next vnet_reclaim_at_burst_end(const struct vnet_reclaim_cfg *cfg,
+						 const struct vnet_reclaim_state *s,
+						 unsigned int in_use,
+						 bool use_napi)
+{
+	if (!use_napi)
+		return VNET_RECLAIM_IDLE;
+	if (!vnet_reclaim_delayed(cfg))
+		return VNET_RECLAIM_IRQ;
+	if (in_use && !s->deadline_armed)
+		return VNET_RECLAIM_DEADLINE;
+	return VNET_RECLAIM_IDLE;
+}
+
+/*
+ * After a reclaim by the deadline or by TX NAPI: a stopped queue needs an
+ * interrupt to be woken; buffers left with the device of a queue that has
+ * been quiet for tx-usecs-irq need one too (nobody else will come by);
+ * a busy queue only needs the deadline to stay armed.
+ */
+enum vnet_reclaim_next vnet_reclaim_after(const struct vnet_reclaim_cfg *cfg,
+					  const struct vnet_reclaim_state *s,
+					  unsigned int in_use,
+					  bool queue_stopped, u64 now)
+{
+	if (queue_stopped || !vnet_reclaim_delayed(cfg))
+		return VNET_RECLAIM_IRQ;
+	if (!in_use)
+		return VNET_RECLAIM_IDLE;
+	if (now - s->last_xmit_ns >= (u64)cfg->usecs * NSEC_PER_USEC)
+		return VNET_RECLAIM_IRQ;
+	return VNET_RECLAIM_DEADLINE;
+}
+
+/* When the reclaim deadline is due: tx-usecs-irq after the last packet. */
+u64 vnet_reclaim_deadline(const struct vnet_reclaim_cfg *cfg,
+			  const struct vnet_reclaim_state *s)
+{
+	return s->last_xmit_ns + (u64)cfg->usecs * NSEC_PER_USEC;
+}
+
+/* Whether @num_free descriptors leave room for a packet needing @need. */
+bool vnet_reclaim_room(unsigned int num_free, unsigned int need)
+{
+	return num_free >= need;
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vnet_fault: test-only fault injection for the test harness.
+ *
+ * A kprobe on the entry of the kernel function @func acts on its next
+ * @times calls (those from a function in the list @caller, when set),
+ * after letting @skip of them pass:
+ *  - by default the call fails with @error without running: the handler
+ *    sets the return value and resumes at a function that only returns,
+ *    so @func's caller sees the error.  Meant for functions whose failure
+ *    leaves nothing behind (their first act is an allocation that could
+ *    fail).  Debian's kernels have no CONFIG_FUNCTION_ERROR_INJECTION,
+ *    which offers the same for functions marked for it;
+ *  - with @delay_ms, the call runs after a sleep of that long, which holds
+ *    its caller at that point (e.g. with a NAPI instance disabled) so that
+ *    a test can make another path meet it there.  The handler resumes at
+ *    a detour that sleeps and then calls @func with the same arguments
+ *    (at most six, in registers: x86-64) and returns its result.  Only
+ *    for callers that may sleep.
+ *
+ *   insmod vnet_fault.ko func=vnet_vqs_init times=1 error=-12
+ *   insmod vnet_fault.ko func=vnet_rx_fill caller=vnet_refill_work delay_ms=500
+ *   cat /sys/module/vnet_fault/parameters/injected
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/compiler.h>
+#include <linux/delay.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+
+static char *func = "vnet_vqs_init";
+module_param(func, charp, 0444);
+MODULE_PARM_DESC(func, "Function to act on");
+
+static char *caller = "";
+module_param(caller, charp, 0444);
+MODULE_PARM_DESC(caller, "Only calls from these functions, comma-separated (default: any)");
+
+static int skip;
+module_param(skip, int, 0444);
+MODULE_PARM_DESC(skip, "Calls to let pass first");
+
+static int times = 1;
+module_param(times, int, 0444);
+MODULE_PARM_DESC(times, "How many calls to act on");
+
+static int error = -ENOMEM;
+module_param(error, int, 0444);
+MODULE_PARM_DESC(error, "Return value of a failed call");
+
+static int delay_ms;
+module_param(delay_ms, int, 0444);
+MODULE_PARM_DESC(delay_ms, "Delay the calls by this long instead of failing them");
+
+static int injected;
+module_param(injected, int, 0444);
+MODULE_PARM_DESC(injected, "Calls acted on so far (counted when the action starts)");
+
+static int vnet_fault_pre(struct kprobe *p, struct pt_regs *regs);
+static void vnet_fault_post(struct kprobe *p, struct pt_regs *regs,
+			    unsigned long flags);
+
+static struct kprobe vnet_fault_kp = {
+	.pre_handler = vnet_fault_pre,
+	.post_handler = vnet_fault_post,
+};
+
+static atomic_t vnet_fault_skip;
+static atomic_t vnet_fault_left;
+/* The task in the detour, whose own call of @func must go through. */
+static struct task_struct *vnet_fault_detour_task;
+
+/* Resuming here returns to the probed function's caller. */
+static noinline void vnet_fault_return(void)
+{
+	barrier();
+}
+
+/*
+ * At the entry of @func the stack pointer points at the return address.
+ * Its symbol prints as "name" or, in a module, "name [module]".
+ */
+static bool vnet_fault_caller_matches(struct pt_regs *regs)
+{
+	char name[KSYM_SYMBOL_LEN];
+	const char *c = caller;
+	size_t len, n;
+
+	if (!*c)
+		return true;
+	snprintf(name, sizeof(name), "%ps",
+		 (void *)regs_get_kernel_stack_nth(regs, 0));
+	len = strcspn(name, " ");
+	/* @caller is a comma-separated list */
+	while (*c) {
+		n = strcspn(c, ",");
+		if (n == len && !strncmp(name, c, n))
+			return true;
+		c += n;
+		if (*c)
+			c++;
+	}
+	return false;
+}
+
+typedef long (*vnet_fault_fn)(long, long, long, long, long, long);
+
+/* Entered in place of @func, with its arguments and return address. */
+static noinline long vnet_fault_detour(long a0, long a1, long a2, long a3,
+				       long a4, long a5)
+{
+	vnet_fault_fn fn = (vnet_fault_fn)vnet_fault_kp.addr;
+	long ret;
+
+	msleep(delay_ms);
+	WRITE_ONCE(vnet_fault_detour_task, current);
+	ret = fn(a0, a1, a2, a3, a4, a5);
+	WRITE_ONCE(vnet_fault_detour_task, NULL);
+	return ret;
+}
+
+static int vnet_fault_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	if (READ_ONCE(vnet_fault_detour_task) == current ||
+	    !vnet_fault_caller_matches(regs) ||
+	    atomic_dec_if_positive(&vnet_fault_skip) >= 0 ||
+	    atomic_dec_if_positive(&vnet_fault_left) < 0)
+		return 0;
+	WRITE_ONCE(injected, READ_ONCE(injected) + 1);
+	if (delay_ms) {
+		instruction_pointer_set(regs, (unsigned long)vnet_fault_detour);
+	} else {
+		regs_set_return_value(regs, (unsigned long)(long)error);
+		instruction_pointer_set(regs, (unsigned long)vnet_fault_return);
+	}
+	/* Non-zero: the handler moved the instruction pointer. */
+	return 1;
+}
+
+/*
+ * Never runs for an injected call; its presence makes the kprobe one
+ * that may change the instruction pointer (IPMODIFY with ftrace) and
+ * keeps it from being optimized into a jump.
+ */
+static void vnet_fault_post(struct kprobe *p, struct pt_regs *regs,
+			    unsigned long flags)
+{
+}
+
+static int __init vnet_fault_init(void)
+{
+	int err;
+
+	atomic_set(&vnet_fault_skip, skip);
+	atomic_set(&vnet_fault_left, times);
+	vnet_fault_kp.symbol_name = func;
+	err = register_kprobe(&vnet_fault_kp);
+	if (err) {
+		pr_err("cannot probe %s: %d\n", func, err);
+		return err;
+	}
+	if (delay_ms)
+		pr_info("delaying the next %d calls of %s by %d ms\n", times,
+			func, delay_ms);
+	else
+		pr_info("the next %d calls of %s return %d\n", times, func,
+			error);
+	return 0;
+}
+
+static void __exit vnet_fault_exit(void)
+{
+	unregister_kprobe(&vnet_fault_kp);
+	pr_info("%s: acted on %d calls\n", func, injected);
+}
+
+module_init(vnet_fault_init);
+module_exit(vnet_fault_exit);
+
+MODULE_DESCRIPTION("vnet test harness: make a kernel function fail (test only)");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Functions below are called through step(), which shellcheck cannot see.
+# shellcheck disable=SC2317
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The whole test suite, from a fresh Debian 12 machine (run as root).
+#
+#   tests/run-all.sh                 everything CI runs
+#   tests/run-all.sh --full-matrix   the full QEMU suites on all four kernels
+#                                    instead of smoke tests on 5.10/6.12/7.2
+#
+# QEMU step: the functional and the IRQ affinity suites on 6.1 (the
+# affinity suite alone, 6.5-9 minutes on a busy 2-core host:
+#   tests/integration.py --suite affinity --kernel 6.1 \
+#       --module build/6.1/virtio_net.ko
+# ), smoke tests on the other kernels.
+#
+# Steps run in order; a step whose prerequisite failed is skipped.  The
+# exit status is non-zero when any step failed.  Caches (chroots, kernel
+# images, the UML build) live in ${VNET_CACHE:-~/.cache/virtio-net-dkms}.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+
+full_matrix=0
+for a in "$@"; do
+	case "$a" in
+	--full-matrix) full_matrix=1 ;;
+	-h | --help) sed -n '6,20p' "$0"; exit 0 ;;
+	*) echo "unknown option $a" >&2; exit 2 ;;
+	esac
+done
+
+kernels=(5.10 6.1 6.12 7.2)
+results=()
+failed=0
+t_start=$(date +%s)
+
+# step NAME CMD... : run, time and record one step
+step() {
+	local name=$1 t0 rc
+	shift
+	printf '\n=== %s: %s\n' "$name" "$*"
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	results+=("$(printf '%-4s %-28s %4ss' "$([ $rc -eq 0 ] && echo OK || echo FAIL)" "$name" $(($(date +%s) - t0)))")
+	[ $rc -eq 0 ] || failed=1
+	return "$rc"
+}
+
+skip() {
+	results+=("$(printf '%-4s %-28s (%s)' SKIP "$1" "$2")")
+	failed=1
+}
+
+lint_scripts() {
+	shellcheck scripts/*.sh tests/*.sh tests/setup/*.sh packaging/*.sh \
+		bench/*.sh bench/setups/*.sh bench/exitcost/*.sh \
+		tests/guest/rootfs/init tests/guest/rootfs/vnet \
+		tests/guest/rootfs/vnet-agent tests/guest/rootfs/vnet-modprobe .ci/run
+}
+
+qemu_tests() {
+	local k rc=0
+	for k in "${kernels[@]}"; do
+		if [ "$k" = 6.1 ] || [ "$full_matrix" -eq 1 ]; then
+			# the test agent itself first (~15 s): a harness fault
+			# would otherwise show up as random driver failures
+			python3 tests/integration.py --kernel "$k" \
+				--suite harness --only harness.agent \
+				--module "build/$k/virtio_net.ko" || rc=1
+			python3 tests/integration.py --kernel "$k" \
+				--module "build/$k/virtio_net.ko" || rc=1
+			python3 tests/integration.py --kernel "$k" \
+				--suite affinity \
+				--module "build/$k/virtio_net.ko" || rc=1
+			# faults under traffic and bad user input: ~5 min on 2 cores
+			python3 tests/integration.py --kernel "$k" --suite faults \
+				--module "build/$k/virtio_net.ko" || rc=1
+		else
+			python3 tests/integration.py --kernel "$k" --smoke \
+				--module "build/$k/virtio_net.ko" || rc=1
+		fi
+	done
+	return "$rc"
+}
+
+step "host packages" tests/setup/setup-host.sh || { skip "everything else" "no packages"; }
+if [ $failed -eq 0 ]; then
+	step "version" sh packaging/check-version.sh
+	step "checkpatch --strict" bash tests/checkpatch.sh
+	step "shellcheck" lint_scripts
+	step "packages (quick)" bash tests/package.sh --quick
+	if step "kernel environments" bash tests/setup/kernel-env.sh setup "${kernels[@]}"; then
+		if step "build matrix (W=1, sparse)" bash tests/build-matrix.sh \
+			--sparse --vermagic "${kernels[@]}"; then
+			step "QEMU integration" qemu_tests
+		else
+			skip "QEMU integration" "build failed"
+		fi
+	else
+		skip "build matrix" "no kernel environments"
+		skip "QEMU integration" "no kernel environments"
+	fi
+	step "KUnit (UML)" bash tests/kunit.sh
+fi
+
+printf '\n=== summary (%ss)\n' $(($(date +%s) - t_start))
+printf '%s\n' "${results[@]}"
+exit $failed

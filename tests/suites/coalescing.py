@@ -1,0 +1,291 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Coalescing tests of the functional suite: kick holding, delayed reclaim
+and RX moderation as ethtool -C sets them (ours only; the stock driver has
+no guest-side coalescing and skips them).
+
+All share one boot ("coal": 2 vCPUs, 2 queue pairs, netconsole available).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from harness import net
+from harness.guest import Nic, VMConfig
+from harness.runner import Ctx
+from harness.util import CheckFailed
+
+from .functional import check, poll, suite
+
+COAL = VMConfig(smp=2, memory=1024, nics=(Nic(queues=2),), extra_modules=("netconsole",))
+
+# A packet waits at most tx-usecs, plus however late the armed flush timer
+# was (max_flush_late_us: under TCG the vCPU thread may wait for the host's
+# scheduler; a transmit that finds the batch overdue before the timer ran
+# measures it too), plus this for the flush itself.  A batch held with no
+# timer armed for it is not excused by anything and fails the check.
+HOLD_SLACK_US = 200
+
+STAT = re.compile(r"^\s*(rx|tx)(?:_queue_)?(\d+)_(\w+):\s*(\d+)\s*$", re.M)
+
+
+def queue_stats(g, ifn: str) -> dict[str, dict[int, dict[str, int]]]:
+    """ethtool -S per queue: {"rx": {q: {name: value}}, "tx": {...}}."""
+    out = g.run_ok(f"ethtool -S {ifn}")
+    res: dict = {"rx": {}, "tx": {}}
+    for m in STAT.finditer(out):
+        res[m.group(1)].setdefault(int(m.group(2)), {})[m.group(3)] = int(m.group(4))
+    if not res["tx"]:
+        raise CheckFailed(f"no per-queue counters in ethtool -S:\n{out[:1500]}")
+    return res
+
+
+def total(stats: dict, direction: str, name: str) -> int:
+    return sum(q.get(name, 0) for q in stats[direction].values())
+
+
+def coalesce(g, ifn: str) -> dict[str, str]:
+    """ethtool -c as {field: value}."""
+    out = g.run_ok(f"ethtool -c {ifn}")
+    return {k.strip(): v.strip() for k, _, v in (ln.partition(":") for ln in out.splitlines())
+            if v.strip()}
+
+
+def set_coal(g, ifn: str, args: str) -> None:
+    r = g.run(f"ethtool -C {ifn} {args}")
+    # ethtool exits 80 ("nothing changed") when every value is already set
+    check(r.rc in (0, 80), f"ethtool -C {args} failed (rc={r.rc}): {r.out}{r.err}")
+
+
+def require_ours(ctx: Ctx) -> bool:
+    if ctx.driver != "ours":
+        ctx.note("skipped: guest-side coalescing is ours only")
+        return False
+    return True
+
+
+def bql_inflight(g, ifn: str) -> dict[int, int]:
+    out = g.run_ok(f"for q in /sys/class/net/{ifn}/queues/tx-*; do "
+                   f"echo ${{q##*-}} $(cat $q/byte_queue_limits/inflight); done")
+    return {int(a): int(b) for a, b in (ln.split() for ln in out.splitlines() if ln.strip())}
+
+
+# --- kick holding ------------------------------------------------------------------
+@suite.test("coal.max_hold", COAL, "coal")
+def t_max_hold(ctx: Ctx):
+    """Held kicks wait at most tx-usecs: stream, small UDP packets and ping-pong."""
+    if not require_ours(ctx):
+        return
+    g = ctx.g
+    ifn = net.ifname(g)
+    usecs = 300
+    notes = []
+    shapes = {
+        "tcp": lambda: net.iperf(g, "tx", seconds=3),
+        "udp64": lambda: net.iperf(g, "tx", udp=True, seconds=3, bitrate="5M",
+                                   extra="-l 64", max_loss_pct=50),
+        "pingpong": lambda: net.sockperf_pingpong(g, seconds=3, tcp=True, msg_size=64),
+    }
+    for name, run in shapes.items():
+        # fixed holding (not adaptive), so that every shape is held; setting
+        # it also starts a new max_hold_us
+        set_coal(g, ifn, "adaptive-tx off tx-frames 64 tx-usecs 100")
+        set_coal(g, ifn, f"adaptive-tx off tx-frames 64 tx-usecs {usecs}")
+        s0 = queue_stats(g, ifn)
+        run()
+        s1 = queue_stats(g, ifn)
+        held = total(s1, "tx", "kicks_held") - total(s0, "tx", "kicks_held")
+        flushes = total(s1, "tx", "timer_flushes") - total(s0, "tx", "timer_flushes")
+        worst = max(q.get("max_hold_us", 0) for q in s1["tx"].values())
+        late = max(q.get("max_flush_late_us", 0) for q in s1["tx"].values())
+        check(held > 0, f"{name}: no kick was held with tx-usecs {usecs} (counters {s1['tx']})")
+        check(flushes > 0, f"{name}: the flush timer never flushed (held {held})")
+        check(worst <= usecs + late + HOLD_SLACK_US,
+              f"{name}: a packet waited {worst} us for its kick, tx-usecs is {usecs} and "
+              f"the armed flush timer was at most {late} us late")
+        notes.append(f"{name} {worst}us (timer late {late}us)")
+    set_coal(g, ifn, "adaptive-tx on tx-frames 32 tx-usecs 2000")
+    ctx.note(f"max hold with tx-usecs {usecs}: " + ", ".join(notes))
+
+
+@suite.test("coal.invalid", COAL, "coal")
+def t_invalid(ctx: Ctx):
+    """Out-of-range ethtool -C values are refused with a message; nothing changes."""
+    if not require_ours(ctx):
+        return
+    g = ctx.g
+    ifn = net.ifname(g)
+    ring = int(re.search(r"^TX:\s*(\d+)", g.run_ok(f"ethtool -g {ifn}").split("Current")[-1],
+                         re.M).group(1))
+    before = coalesce(g, ifn)
+    bad = [
+        ("adaptive-tx off tx-frames 8 tx-usecs 0", "could wait forever"),
+        ("tx-usecs 10001", "tx-usecs must be at most"),
+        (f"tx-frames {ring + 1}", "tx-frames cannot exceed"),
+        (f"tx-frames-irq {ring + 1}", "tx-frames-irq cannot exceed"),
+        ("tx-usecs-irq 100001", "tx-usecs-irq must be at most"),
+        ("rx-usecs 10001", "rx-usecs must be at most"),
+        ("rx-usecs-high 10001", "rx-usecs-high must be at most"),
+        (f"rx-frames {ring + 1}", "rx-frames cannot exceed"),
+    ]
+    for args, why in bad:
+        r = g.run(f"ethtool -C {ifn} {args}")
+        check(r.rc not in (0, 80), f"ethtool -C {args} was accepted")
+        msg = r.out + r.err
+        check(why in msg or "Invalid argument" in msg,
+              f"ethtool -C {args}: no clear message ({msg.strip()!r})")
+        check(coalesce(g, ifn) == before, f"ethtool -C {args} changed settings although refused")
+    # per queue too: that ioctl has no extack, the reason goes to the kernel
+    # log (and ethtool 6.1 exits 0 even when the driver refuses)
+    mark = g.mark()
+    show = f"ethtool --per-queue {ifn} queue_mask 0x1 --show-coalesce"
+    q0 = g.run_ok(show)
+    r = g.run(f"ethtool --per-queue {ifn} queue_mask 0x1 --coalesce tx-usecs 10001")
+    check("Invalid argument" in r.out + r.err,
+          f"per-queue tx-usecs 10001 was not refused: {r.out}{r.err}")
+    check(g.run_ok(show) == q0, "a refused per-queue setting changed queue 0")
+    check("tx-usecs must be at most 10000" in g.new_log(mark),
+          "the kernel log does not say why the per-queue setting was refused")
+    net.ping(g, count=2)
+    net.iperf(g, "tx", seconds=1)
+    ctx.note(f"{len(bad) + 1} invalid settings refused")
+
+
+@suite.test("coal.under_traffic", COAL, "coal", timeout=300)
+def t_under_traffic(ctx: Ctx):
+    """ethtool -C changed in a loop (device-wide and per queue) while TCP flows both ways."""
+    if not require_ours(ctx):
+        return
+    g = ctx.g
+    ifn = net.ifname(g)
+    host = g.nics[0].host_ip
+    net.host_iperf_server(g, net.IPERF_PORT)
+    net.host_iperf_server(g, net.IPERF_PORT + 1)
+    tx = g.run_bg(net.iperf_cmd(host, "tx", seconds=12, port=net.IPERF_PORT) + " -P 4")
+    rx = g.run_bg(net.iperf_cmd(host, "rx", seconds=12, port=net.IPERF_PORT + 1) + " -P 4")
+    settings = [
+        "adaptive-tx off tx-frames 1 tx-usecs 0 tx-usecs-irq 0",
+        "adaptive-tx off tx-frames 64 tx-usecs 2000 tx-frames-irq 16 tx-usecs-irq 500",
+        "adaptive-rx off rx-usecs 200 rx-frames 8",
+        "adaptive-rx on rx-usecs 0",
+        "adaptive-tx on tx-frames 0 tx-usecs 50 tx-frames-irq 0 tx-usecs-irq 100000",
+        "adaptive-rx on rx-usecs 1000 rx-frames 64",
+        "adaptive-rx on rx-usecs 100 rx-usecs-high 0",
+        "adaptive-rx on rx-usecs 100 rx-usecs-high 8000",
+    ]
+    per_queue = ["tx-usecs 10", "rx-usecs 500", "tx-usecs-irq 0"]
+    n = 0
+    t_end = time.monotonic() + 9
+    while time.monotonic() < t_end:
+        set_coal(g, ifn, settings[n % len(settings)])
+        r = g.run(f"ethtool --per-queue {ifn} queue_mask 0x{1 << (n % 2):x} --coalesce "
+                  f"{per_queue[n % len(per_queue)]}")
+        check(r.rc in (0, 80), f"per-queue coalesce failed: {r.out}{r.err}")
+        n += 1
+        time.sleep(0.2)
+    for name, bg in (("tx", tx), ("rx", rx)):
+        res = bg.result(timeout=90)
+        summary = net.parse_iperf_text(res.out)
+        check(res.rc == 0 and "receiver" in summary,
+              f"iperf3 {name} during -C changes failed (rc={res.rc}): {res.out[-800:]}{res.err[-400:]}")
+        # every second of the run moved data: no stall after a change
+        secs = [float(m.group(1)) for m in
+                re.finditer(r"^\[SUM\]\s+[\d.]+-[\d.]+\s+sec\s+[\d.]+ \w?Bytes\s+([\d.]+) "
+                            r"\w?bits/sec(?!.*(?:sender|receiver))", res.out, re.M)]
+        check(secs and min(secs) > 0, f"iperf3 {name}: an interval without data: {secs}")
+    set_coal(g, ifn, "adaptive-tx on adaptive-rx on tx-frames 32 tx-usecs 2000 "
+                     "tx-frames-irq 0 tx-usecs-irq 1000 rx-usecs 100 rx-frames 32")
+    net.integrity(g, size_mb=4)
+    ctx.note(f"{n} changes during 12 s of 4+4 TCP flows, integrity ok")
+
+
+@suite.test("coal.idle_reclaim", COAL, "coal")
+def t_idle_reclaim(ctx: Ctx):
+    """After traffic stops every sent buffer is reclaimed (BQL inflight 0),
+    also after ifdown/ifup and a -C change while down."""
+    if not require_ours(ctx):
+        return
+    g = ctx.g
+    ifn = net.ifname(g)
+    usecs_irq = 1000
+
+    def drained(label):
+        left = poll(lambda: not any(bql_inflight(g, ifn).values()) or None, timeout=5,
+                    interval=0.05)
+        check(left, f"{label}: buffers still in flight 5 s after the traffic stopped: "
+                    f"{bql_inflight(g, ifn)} bytes per queue")
+
+    net.iperf(g, "tx", seconds=2)
+    drained("after a TCP run")
+    g.run_ok(f"ip link set dev {ifn} down")
+    set_coal(g, ifn, f"tx-usecs-irq {usecs_irq + 1000}")
+    g.run_ok(f"ip link set dev {ifn} up")
+    check(poll(lambda: "LOWER_UP" in g.run_ok(f"ip link show dev {ifn}"), 10),
+          "link did not come back")
+    net.iperf(g, "tx", seconds=2)
+    drained("after ifdown, -C while down, ifup")
+    g.run_ok(f"ip link set dev {ifn} down; ip link set dev {ifn} up")
+    poll(lambda: "LOWER_UP" in g.run_ok(f"ip link show dev {ifn}"), 10)
+    net.iperf(g, "tx", udp=True, seconds=1, bitrate="5M", max_loss_pct=50)
+    drained("after ifdown/ifup and UDP")
+    set_coal(g, ifn, f"tx-usecs-irq {usecs_irq}")
+    ctx.note("inflight 0 on every queue after each run")
+
+
+@suite.test("coal.flows128", COAL, "coal", timeout=300)
+def t_flows128(ctx: Ctx):
+    """128 concurrent TCP flows: traffic flows, no 'nobody cared' (log check)."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    s0 = queue_stats(g, ifn)
+    host = g.nics[0].host_ip
+    net.host_iperf_server(g, net.IPERF_PORT)
+    net.host_iperf_server(g, net.IPERF_PORT + 1)
+    # paced (1 Mbit/s per flow): unpaced, 128 flows starve the guest's
+    # test agent under TCG
+    tx = g.run_bg(net.iperf_cmd(host, "tx", seconds=6, port=net.IPERF_PORT)
+                  + " -P 64 -l 256 -b 1M")
+    rx = g.run_bg(net.iperf_cmd(host, "rx", seconds=6, port=net.IPERF_PORT + 1)
+                  + " -P 64 -l 256 -b 1M")
+    got = {}
+    for name, bg in (("tx", tx), ("rx", rx)):
+        res = bg.result(timeout=120)
+        summary = net.parse_iperf_text(res.out)
+        check(res.rc == 0 and "receiver" in summary,
+              f"iperf3 -P 64 {name} failed (rc={res.rc}): {res.out[-800:]}{res.err[-400:]}")
+        got[name] = summary["receiver"]["bps"] / 1e6
+    s1 = queue_stats(g, ifn)
+    irqs = total(s1, "tx", "interrupts") - total(s0, "tx", "interrupts")
+    empty = total(s1, "tx", "irq_empty") - total(s0, "tx", "irq_empty")
+    ctx.note(f"128 flows: tx {got['tx']:.0f} rx {got['rx']:.0f} Mbit/s, "
+             f"TX interrupts {irqs} ({empty} found nothing)")
+
+
+@suite.test("coal.netconsole", COAL, "coal")
+def t_netconsole(ctx: Ctx):
+    """netconsole (netpoll) sends through the driver at once, whatever the coalescing."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    n = g.nics[0]
+    port = 6666
+    if ctx.driver == "ours":
+        set_coal(g, ifn, "adaptive-tx off tx-frames 64 tx-usecs 2000")
+    sink = g.host_bg(["socat", "-u", f"UDP-RECV:{port},bind={n.host_ip}", "STDOUT"],
+                     name="netconsole-sink")
+    try:
+        time.sleep(0.3)
+        mac = g.host(["cat", f"/sys/class/net/{n.tap}/address"]).stdout.strip()
+        r = g.run(f"vnet modprobe netconsole netconsole=@/{ifn},{port}@{n.host_ip}/{mac}")
+        check(r.rc == 0, f"loading netconsole failed: {r.out}{r.err}")
+        tag = f"vnet-netconsole-{int(time.time())}"
+        for i in range(5):
+            g.run_ok(f"echo '<4>{tag}-{i}' > /dev/kmsg")
+        got = poll(lambda: sink.output().count(tag) >= 5 or None, timeout=10)
+        check(got, f"netconsole lines received on the host: {sink.output().count(tag)} of 5")
+    finally:
+        sink.stop()
+        g.run("rmmod netconsole")
+        if ctx.driver == "ours":
+            set_coal(g, ifn, "adaptive-tx on tx-frames 32 tx-usecs 2000")
+    ctx.note("5 of 5 netconsole messages arrived")
