@@ -8,6 +8,7 @@
 #   make KDIR=<dir>       ... or against a kernel build tree
 #   make W=1 C=2          extra warnings, sparse
 #   make install          install into /lib/modules/<KVER>/updates
+#   make compat-report    what each compat probe finds in that kernel
 #   make check            checkpatch --strict over the sources
 #   make test             the whole test suite (tests/run-all.sh, see README)
 #   make demo             stock driver and ours side by side in a guest
@@ -33,6 +34,19 @@ install: module
 version:
 	@sh scripts/version.sh .
 
+# The probes read the kernel's headers: KDIR itself for a full tree, its
+# source tree where the build directory holds only generated files
+# (Debian's linux-headers-<release>-common beside -<arch>).
+compat-report:
+	@for d in $(KDIR) $(KDIR)/source $(dir $(KDIR))source \
+		$$(sed -n 's|^include \(.*\)/Makefile$$|\1|p' $(KDIR)/Makefile 2>/dev/null); do \
+		if [ -r "$$d/include/linux/virtio.h" ]; then \
+			exec sh scripts/compat-probe.sh --report "$$d"; \
+		fi; \
+	done; \
+	echo "no kernel headers found for KDIR=$(KDIR): give KDIR=<dir with include/linux/virtio.h>" >&2; \
+	exit 1
+
 check:
 	bash tests/checkpatch.sh
 
@@ -51,4 +65,4 @@ deb:
 rpm:
 	bash packaging/make-rpm.sh
 
-.PHONY: all module clean install version check test demo bench deb rpm
+.PHONY: all module clean install version compat-report check test demo bench deb rpm

@@ -3,14 +3,34 @@
 #
 # Kernel feature probes for include/compat.h.
 #
-# Usage: compat-probe.sh SRCTREE
+# Usage: compat-probe.sh SRCTREE            (what Kbuild runs)
+#        compat-probe.sh --report SRCTREE   (make compat-report)
+#
 # Prints one -DVNET_HAVE_<NAME> compiler flag per feature the kernel
 # headers under SRCTREE declare.  Each probe greps one header after
 # joining its lines, so declarations split over several lines still
 # match.  Probes test for a declaration, never for a version number.
+#
+# A probe that misses silently would change what the driver does (an ops
+# callback built with the wrong prototype, a feature left out), so such
+# probes cannot miss quietly:
+#  - probe NAME HEADER REGEX ANCHOR WHAT: when the header names ANCHOR
+#    but REGEX does not match, the kernel has the feature in a shape the
+#    driver does not know;
+#  - form NAME HEADER NEW OLD WHAT: exactly one of the two prototypes must
+#    match.
+# Either failure prints why on stderr and the token VNET_PROBE_FAILED,
+# which makes Kbuild stop with an error.  ANCHOR "-" means a miss is safe
+# (the fallback does not build where the declaration exists).
 set -eu
 
-srctree=${1:?usage: compat-probe.sh SRCTREE}
+report=0
+if [ "${1:-}" = --report ]; then
+	report=1
+	shift
+fi
+srctree=${1:?usage: compat-probe.sh [--report] SRCTREE}
+failed=0
 
 flat() {
 	# Header text on one line, runs of blanks squeezed to one space.
@@ -18,67 +38,144 @@ flat() {
 	tr '\n\t' '  ' < "$srctree/$1" | tr -s ' '
 }
 
-# probe NAME HEADER EXTENDED-REGEX
-probe() {
-	if flat "$2" | grep -Eq -- "$3"; then
+has() {
+	flat "$1" | grep -Eq -- "$2"
+}
+
+# result NAME HEADER yes|no|FAILED WHAT
+result() {
+	if [ "$report" -eq 1 ]; then
+		printf '%-26s %-7s %-34s %s\n' "$1" "$3" "$2" "$4"
+	elif [ "$3" = yes ]; then
 		printf ' -DVNET_HAVE_%s' "$1"
 	fi
 }
 
+fail() {
+	echo "compat-probe: $1 ($2): $3" >&2
+	failed=1
+	result "$1" "$2" FAILED "$3"
+}
+
+# probe NAME HEADER REGEX ANCHOR WHAT
+probe() {
+	if has "$2" "$3"; then
+		result "$1" "$2" yes "$5"
+	elif [ "$4" != - ] && has "$2" "$4"; then
+		fail "$1" "$2" "the header names '$4' in a form this driver does not know"
+	else
+		result "$1" "$2" no "$5"
+	fi
+}
+
+# form NAME HEADER NEW-REGEX OLD-REGEX WHAT
+form() {
+	if has "$2" "$3" && ! has "$2" "$4"; then
+		result "$1" "$2" yes "$5"
+	elif has "$2" "$4" && ! has "$2" "$3"; then
+		result "$1" "$2" no "$5"
+	else
+		fail "$1" "$2" "neither (or both) of the known prototypes found"
+	fi
+}
+
+if [ "$report" -eq 1 ]; then
+	printf 'compat probes for %s\n\n' "$srctree"
+	printf '%-26s %-7s %-34s %s\n' PROBE FOUND HEADER \
+		'what the driver uses it for (without it: the fallback)'
+fi
+
 probe VIRTIO_RESET_DEVICE include/linux/virtio.h \
-	'void virtio_reset_device\('
+	'void virtio_reset_device\(' - \
+	'virtio_reset_device() (config->reset())'
 probe VQ_NUM_MAX include/linux/virtio.h \
-	'unsigned int num_max;'
+	'unsigned int num_max;' 'num_max' \
+	'largest ring size for ethtool -G (the current size)'
 probe VIRTQUEUE_RESIZE include/linux/virtio.h \
-	'int virtqueue_resize\('
+	'int virtqueue_resize\(' 'virtqueue_resize' \
+	'ethtool -G (ring sizes fixed)'
 probe RESIZE_RECYCLE_DONE include/linux/virtio.h \
-	'int virtqueue_resize\([^;]*recycle_done'
+	'int virtqueue_resize\([^;]*recycle_done' - \
+	'virtqueue_resize() with recycle_done (without)'
 probe CONFIG_DRIVER_ENABLE include/linux/virtio.h \
-	'void virtio_config_driver_enable\('
+	'void virtio_config_driver_enable\(' 'virtio_config_driver_enable' \
+	'config-change interrupts held until probe is done (not held)'
 probe VIRTQUEUE_INFO include/linux/virtio_config.h \
-	'struct virtqueue_info \{'
+	'struct virtqueue_info \{' - \
+	'virtio_find_vqs() with virtqueue_info (callback and name arrays)'
 probe NAPI_ADD_WEIGHT include/linux/netdevice.h \
-	'netif_napi_add_weight\('
+	'netif_napi_add_weight\(' - \
+	'netif_napi_add_weight() (netif_napi_add() with a weight)'
 probe NAPI_ADD_TX_WEIGHT include/linux/netdevice.h \
-	'netif_napi_add_tx_weight\('
+	'netif_napi_add_tx_weight\(' - \
+	'netif_napi_add_tx_weight() (netif_tx_napi_add())'
 probe NETIF_QUEUE_SET_NAPI include/linux/netdevice.h \
-	'void netif_queue_set_napi\('
+	'void netif_queue_set_napi\(' 'netif_queue_set_napi' \
+	'queue-to-NAPI links for netlink (none)'
 probe XPS_MAP_TYPE include/linux/netdevice.h \
-	'enum xps_map_type \{'
+	'enum xps_map_type \{' - \
+	'__netif_set_xps_queue() with XPS_CPUS (with false)'
 probe HRTIMER_SETUP include/linux/hrtimer.h \
-	'void hrtimer_setup\('
+	'void hrtimer_setup\(' - \
+	'hrtimer_setup() (hrtimer_init() and ->function)'
 probe ETH_HW_ADDR_SET include/linux/etherdevice.h \
-	'eth_hw_addr_set\('
-probe COALESCE_EXTACK include/linux/ethtool.h \
-	'\(\*set_coalesce\)\([^;]*netlink_ext_ack'
-probe RINGPARAM_EXTACK include/linux/ethtool.h \
-	'\(\*set_ringparam\)\([^;]*netlink_ext_ack'
+	'eth_hw_addr_set\(' - \
+	"eth_hw_addr_set() (compat.h's own)"
+form COALESCE_EXTACK include/linux/ethtool.h \
+	'\(\*set_coalesce\)\([^;]*netlink_ext_ack' \
+	'\(\*set_coalesce\)\(struct net_device \*, struct ethtool_coalesce \*\);' \
+	'ethtool -C with kernel_coalesce and extack (plain prototype)'
+form RINGPARAM_EXTACK include/linux/ethtool.h \
+	'\(\*set_ringparam\)\([^;]*netlink_ext_ack' \
+	'\(\*set_ringparam\)\(struct net_device \*, struct ethtool_ringparam \*\);' \
+	'ethtool -G with kernel_ringparam and extack (plain prototype)'
 probe VIRTIO_NET_DEVICE_STATS include/uapi/linux/virtio_net.h \
-	'struct virtio_net_stats_reply_hdr'
+	'struct virtio_net_stats_reply_hdr' 'virtio_net_stats_reply_hdr' \
+	'ethtool -S names of 6.10+, rx0_packets (rx_queue_0_packets)'
 probe NETDEV_STAT_OPS include/net/netdev_queues.h \
-	'struct netdev_stat_ops \{'
-probe RXFH_PARAM include/linux/ethtool.h \
-	'\(\*get_rxfh\)\(struct net_device \*, struct ethtool_rxfh_param \*\)'
+	'struct netdev_stat_ops \{' 'netdev_stat_ops' \
+	'per-queue stats over netlink (none)'
+form RXFH_PARAM include/linux/ethtool.h \
+	'\(\*get_rxfh\)\(struct net_device \*, struct ethtool_rxfh_param \*\)' \
+	'\(\*get_rxfh\)\(struct net_device \*, u32 \*indir, u8 \*key, u8 \*hfunc\)' \
+	'ethtool -x/-X with ethtool_rxfh_param (indir, key, hfunc)'
 probe RXFH_FIELDS include/linux/ethtool.h \
-	'\(\*get_rxfh_fields\)\('
+	'\(\*get_rxfh_fields\)\(' 'get_rxfh_fields' \
+	'ethtool -n/-N rx-flow-hash ops (through get_rxnfc)'
 probe RX_RING_COUNT include/linux/ethtool.h \
-	'\(\*get_rx_ring_count\)\('
+	'\(\*get_rx_ring_count\)\(' 'get_rx_ring_count' \
+	'RX ring count op (through get_rxnfc)'
 probe NETDEV_RX_QUEUE_H include/net/netdev_rx_queue.h \
-	'struct rx_queue_attribute \{'
+	'struct rx_queue_attribute \{' - \
+	'rx queue sysfs attributes from netdev_rx_queue.h (netdevice.h)'
 probe VIRTIO_NET_USO include/linux/virtio_net.h \
-	'gso_type = VIRTIO_NET_HDR_GSO_UDP_L4'
+	'gso_type = VIRTIO_NET_HDR_GSO_UDP_L4' 'VIRTIO_NET_HDR_GSO_UDP_L4' \
+	'UDP segmentation offload, USO (none)'
 probe XDP_INIT_BUFF include/net/xdp.h \
-	'xdp_init_buff\('
+	'xdp_init_buff\(' 'xdp_init_buff' \
+	'xdp_init_buff() (fields set by hand)'
 probe XDP_RXQ_NAPI_ID include/net/xdp.h \
-	'int __xdp_rxq_info_reg\('
+	'int __xdp_rxq_info_reg\(' - \
+	'xdp_rxq_info_reg() with a NAPI id (without)'
 probe XDP_WARN_DEV include/linux/filter.h \
-	'bpf_warn_invalid_xdp_action\((const )?struct net_device'
+	'bpf_warn_invalid_xdp_action\((const )?struct net_device' - \
+	'bpf_warn_invalid_xdp_action() with the device (without)'
 probe XDP_FEATURES include/linux/netdevice.h \
-	'xdp_features_t xdp_features;'
+	'xdp_features_t xdp_features;' 'xdp_features_t' \
+	'XDP features advertised over netlink (none)'
 probe XDP_FRAME_FRAGS include/net/xdp.h \
-	'xdp_frame_has_frags\('
+	'xdp_frame_has_frags\(' 'xdp_frame_has_frags' \
+	'multi-buffer XDP, xdp.frags (single buffer only)'
 probe XDP_UPDATE_SKB_FRAGS_INFO include/net/xdp.h \
-	'xdp_update_skb_frags_info\('
+	'xdp_update_skb_frags_info\(' - \
+	'xdp_update_skb_frags_info() (xdp_update_skb_shared_info())'
 probe SKB_FRAG_FILL_PAGE_DESC include/linux/skbuff.h \
-	'void skb_frag_fill_page_desc\('
-echo
+	'void skb_frag_fill_page_desc\(' - \
+	'skb_frag_fill_page_desc() (__skb_frag_set_page() and friends)'
+
+if [ "$report" -eq 0 ]; then
+	[ "$failed" -eq 0 ] || printf ' VNET_PROBE_FAILED'
+	echo
+elif [ "$failed" -ne 0 ]; then
+	exit 1
+fi

@@ -94,6 +94,7 @@ if [ $failed -eq 0 ]; then
 	step "shellcheck" lint_scripts
 	step "packages (quick)" bash tests/package.sh --quick
 	if step "kernel environments" bash tests/setup/kernel-env.sh setup "${kernels[@]}"; then
+		step "compat probes" bash tests/compat-probes.sh
 		if step "build matrix (W=1, sparse)" bash tests/build-matrix.sh \
 			--sparse --vermagic "${kernels[@]}"; then
 			step "QEMU integration" qemu_tests
