@@ -30,9 +30,10 @@ timer arms (exit-cost plugin), timer interrupts and IPIs (guest
 interrupts that landed on the CPU of the driver's plan (/sys/class/net/<dev>/
 virtio_net/affinity, read after boot); the driver's ethtool -S deltas and the
 per-CPU counts of every IRQ (raw, in the JSON). EXITS per transaction (or per packet for streams) = kicks + device
-interrupts + timer arms + timer interrupts + IPIs, unweighted; "cost" = the
-plugin's counts weighted by the model's costs (the reference costs for the
-counting-only models).
+interrupts + timer arms + timer interrupts + IPIs + HLTs (an idle vCPU's exit,
+counted by the plugin), unweighted; "cost" = the plugin's counts weighted by
+the model's costs (the reference costs for the counting-only models; HLT per
+wake-up, where the plugin charges it).
 
 Output: progress lines with ETA on stderr, the table on stdout, and
 build/bench/<timestamp>/: results.json (every raw run), report.txt (all

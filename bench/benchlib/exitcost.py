@@ -44,13 +44,18 @@ from pathlib import Path
 from harness.kernels import KernelImage, resolve_kernel
 from harness.util import BENCH_DIR, VmTestError, cache_dir, log, run
 
-KINDS = ("kick", "irq", "timer_irq", "ipi_irq", "timer_arm", "ipi")
+KINDS = ("kick", "irq", "timer_irq", "ipi_irq", "timer_arm", "ipi", "hlt")
 ALL_KINDS = KINDS + ("count",)
+# Counts.kinds key of the wake-ups the hlt cost is charged on (one per HLT
+# that an interrupt ended; "hlt" itself counts the HLT/MWAIT executions)
+WAKES = "hlt_wakes"
 # Reference costs in microseconds (see bench/exitcost/README.md): a KVM exit
 # costs ~1-2 us of host time, TCG runs kernel code ~4.7x slower than native,
-# so a stall that keeps the same proportion is ~5x the native cost.
+# so a stall that keeps the same proportion is ~5x the native cost. hlt: an
+# idle vCPU's HLT exit, charged when an interrupt wakes it (the host wakes
+# and re-enters the blocked vCPU thread, ~4 us natively without halt polling).
 DEFAULT_COSTS_US = {"kick": 20.0, "irq": 30.0, "timer_irq": 30.0, "ipi_irq": 30.0,
-                    "timer_arm": 10.0, "ipi": 15.0}
+                    "timer_arm": 10.0, "ipi": 15.0, "hlt": 20.0}
 
 # kind -> function names. Every name present in the kernel is hooked (static
 # functions may exist more than once: every copy is). A tuple entry lists
@@ -85,6 +90,9 @@ HOOKS = {
     # here): a WRMSR that API v1 cannot see, so function entries:
     # __x2apic_send_IPI_dest (per CPU), __x2apic_send_IPI_shorthand (or the
     # all/allbutself callbacks that inline it), x2apic_send_IPI_self.
+    # HLT/MWAIT: matched by instruction bytes in the plugin (hlt=on), not by
+    # symbol; IDLE_HOOK below stands for them
+    "hlt": (),
     "ipi": ("__default_send_IPI_dest_field",
             ("__default_send_IPI_shortcut",
              ("default_send_IPI_allbutself", "default_send_IPI_all", "default_send_IPI_self")),
@@ -104,6 +112,7 @@ def _flat(entry) -> list[str]:
 XAPIC_IPI_FUNCS = ("__default_send_IPI_dest_field", "__default_send_IPI_shortcut",
                    "default_send_IPI_allbutself", "default_send_IPI_all", "default_send_IPI_self")
 XAPIC_ICR_STORE = "xapic_icr_write"
+IDLE_HOOK = "hlt+mwait"
 SYSVEC_PREFIX = "asm_sysvec_"
 # count-only hooks (kind "count", never charged) used to see which IPI paths
 # a kernel takes; add them with ExitCost(probe=True)
@@ -254,8 +263,11 @@ class Hook:
     addr: int
     module: str | None = None
     store: bool = False     # absolute store to addr (xAPIC register), not a function entry
+    idle: bool = False      # every HLT and MWAIT instruction (plugin argument hlt=on)
 
     def arg(self) -> str:
+        if self.idle:
+            return "hlt=on"
         return f"{'store' if self.store else 'hook'}={self.kind}:0x{self.addr:x}:{self.name}"
 
 
@@ -340,6 +352,8 @@ def select_hooks(symbols: dict, kinds=KINDS, probe: bool = False,
 
     if "ipi" in kinds and xapic_icr:
         hooks.append(Hook("ipi", XAPIC_ICR_STORE, xapic_icr, store=True))
+    if "hlt" in kinds:
+        hooks.append(Hook("hlt", IDLE_HOOK, 0, idle=True))
 
     for kind in KINDS:
         if kind not in kinds:
@@ -392,10 +406,13 @@ class Counts:
         for k, v in d.get("kinds", {}).items():
             c.kinds[k] = v["count"]
             c.stall_ns[k] = v["stall_ns"]
+        if "hlt_wakes" in d:
+            # halted vCPUs woken by an interrupt: where the hlt cost is charged
+            c.kinds[WAKES] = d["hlt_wakes"]
         for h in d.get("hooks", []):
             c.hooks[h["name"]] = c.hooks.get(h["name"], 0) + h["count"]
         for v in d.get("vcpus", []):
-            c.vcpus[v["vcpu"]] = {k: v.get(k, 0) for k in ALL_KINDS}
+            c.vcpus[v["vcpu"]] = {k: v.get(k, 0) for k in ALL_KINDS + (WAKES,)}
         return c
 
     def __sub__(self, other: "Counts") -> "Counts":

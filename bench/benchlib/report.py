@@ -35,6 +35,7 @@ METRICS = {
     "timer_arms_per_unit": ("timer arms / U", ".3f", "all"),
     "timer_irqs_per_unit": ("timer irqs (LOC) / U", ".3f", "all"),
     "ipis_per_unit": ("IPIs (RES+CAL) / U", ".3f", "all"),
+    "hlts_per_unit": ("HLTs (idle exits) / U", ".3f", "all"),
     "irq_on_plan_pct": ("irq on planned CPU %", ".1f", "all"),
     "irq_on_plan_min_pct": ("worst vector on plan %", ".1f", "all"),
     "exits_per_unit": ("EXITS / U", ".3f", "all"),
@@ -338,9 +339,9 @@ def exits_breakdown(results: dict, summary: dict | None = None) -> str:
     """Per workload: median parts of the exit sum, stock -> ours."""
     summary = summary if summary is not None else summarize(results)
     parts = ("kicks_per_unit", "irqs_per_unit", "timer_arms_per_unit", "timer_irqs_per_unit",
-             "ipis_per_unit", "exits_per_unit", "cost_us_per_unit")
+             "ipis_per_unit", "hlts_per_unit", "exits_per_unit", "cost_us_per_unit")
     lines = ["exits per unit, medians stock -> ours: kicks + device irqs + timer arms + timer irqs + "
-             "IPIs = EXITS; cost us"]
+             "IPIs + HLTs = EXITS; cost us"]
     cur = None
     for (topo, model, wl), ent in summary.items():
         if (topo, model) != cur:

@@ -60,18 +60,24 @@ except Exception as _e:     # pragma: no cover - integration point
     EXITCOST_ERROR = f"{type(_e).__name__}: {_e}"
 
 # --- exit-cost models ---------------------------------------------------------------
-KINDS = ("kick", "irq", "timer_irq", "ipi_irq", "timer_arm", "ipi")
+KINDS = ("kick", "irq", "timer_irq", "ipi_irq", "timer_arm", "ipi", "hlt")
 # Fallback only; the real defaults come from benchlib.exitcost.DEFAULT_COSTS_US
 # (documented in bench/exitcost/README.md).
 FALLBACK_REF_US = {"kick": 20.0, "irq": 30.0, "timer_irq": 30.0, "ipi_irq": 30.0,
-                   "timer_arm": 10.0, "ipi": 15.0}
+                   "timer_arm": 10.0, "ipi": 15.0, "hlt": 20.0}
 MODEL_HELP = {
     "none": "no plugin (no timer-arm counts, no cost)",
     "zero": "plugin counting only, every cost 0",
     "ref": "plugin with the reference costs",
     "ref-noirq": "reference costs, injected interrupts free (posted interrupts: "
                  "irq, timer_irq, ipi_irq = 0)",
+    "modern": "a current KVM host: posted interrupts and IPI virtualisation (irq, ipi_irq, "
+              "ipi = 0), ioeventfd fast-path kick, TSC-deadline timer fast path and halt "
+              "polling (kick, timer_irq, timer_arm, hlt = 5 us); docs/benchmarks-matrix.md",
 }
+# the "modern" model's costs (us): each fast-path exit ~1 us natively, x5 for TCG
+MODERN_US = {"kick": 5.0, "irq": 0.0, "timer_irq": 5.0, "ipi_irq": 0.0, "timer_arm": 5.0,
+             "ipi": 0.0, "hlt": 5.0}
 MODELS = tuple(MODEL_HELP)
 
 
@@ -126,6 +132,8 @@ def model_costs(model: str) -> dict[str, float] | None:
     if model == "ref-noirq":
         c.update(irq=0.0, timer_irq=0.0, ipi_irq=0.0)
         return c
+    if model == "modern":
+        return dict(MODERN_US)
     raise VmTestError(f"unknown exit-cost model {model!r} (one of {', '.join(MODELS)})")
 
 
@@ -133,7 +141,7 @@ def model_weights(model: str) -> dict[str, float]:
     """Weights of the cost-weighted exit total: the model's costs; for the
     counting-only models (zero, none) the reference costs, i.e. what the
     reference model would charge for the counted events."""
-    return model_costs(model) if model in ("ref", "ref-noirq") else ref_costs()
+    return model_costs(model) if model in ("ref", "ref-noirq", "modern") else ref_costs()
 
 
 def make_exitcost(kernel, model: str, workdir=None):
@@ -720,28 +728,35 @@ def run_workload(ctx: BootCtx, w: Workload, seconds: int) -> dict:
     rec = {"workload": w.name, "ok": True, "ramp_s": round(ramp_s, 2),
            "step_wall_s": round(time.monotonic() - t0, 2),
            "window": window_units(w, e0, e1, s0, s1),
-           "load": parse_load(w, parts[2]), "guest": snap_delta(s0, s1),
-           "trace": ctx.trace.window(h0["trace"], h1["trace"]),
-           "host_cpu": host_cpu_delta(h0["cpu"], h1["cpu"])}
-    irq_q: dict[str, int] = {}
-    for vq, c in rec["trace"]["notify_vq"].items():
-        n = ctx.trace.resolve(vq)
-        key = str(n) if n is not None else vq
-        irq_q[key] = irq_q.get(key, 0) + c
-    rec["trace"]["notify"] = irq_q
-    if h0["ec"] is not None and h1["ec"] is not None:
-        d = h1["ec"] - h0["ec"]
-        rec["exitcost"] = {"kinds": d.kinds, "stall_ns": d.stall_ns,
-                           "hooks": {k: v for k, v in d.hooks.items() if v},
-                           "vcpus": {str(c): {k: v for k, v in kv.items() if v}
-                                     for c, kv in d.vcpus.items()},
-                           "elapsed_ns": d.elapsed_ns}
+           "load": parse_load(w, parts[2]), "guest": snap_delta(s0, s1)}
+    rec.update(host_window(ctx, h0, h1))
     if ctx.info.get("virtio_dev"):
         rec["virtio_dev"] = ctx.info["virtio_dev"]
     if ctx.info.get("plan"):
         rec["plan"] = ctx.info["plan"]
     rec["metrics"] = metrics(rec, w, ctx.pairs, ctx.model, ctx.ncpu)
     return rec
+
+
+def host_window(ctx: BootCtx, h0: dict, h1: dict) -> dict:
+    """What two host snapshots (_host_snap) say about the window between
+    them: kicks and interrupts per queue (trace), the plugin's counts, host CPU."""
+    out = {"trace": ctx.trace.window(h0["trace"], h1["trace"]),
+           "host_cpu": host_cpu_delta(h0["cpu"], h1["cpu"])}
+    irq_q: dict[str, int] = {}
+    for vq, c in out["trace"]["notify_vq"].items():
+        n = ctx.trace.resolve(vq)
+        key = str(n) if n is not None else vq
+        irq_q[key] = irq_q.get(key, 0) + c
+    out["trace"]["notify"] = irq_q
+    if h0["ec"] is not None and h1["ec"] is not None:
+        d = h1["ec"] - h0["ec"]
+        out["exitcost"] = {"kinds": d.kinds, "stall_ns": d.stall_ns,
+                           "hooks": {k: v for k, v in d.hooks.items() if v},
+                           "vcpus": {str(c): {k: v for k, v in kv.items() if v}
+                                     for c, kv in d.vcpus.items()},
+                           "elapsed_ns": d.elapsed_ns}
+    return out
 
 
 def window_units(w: Workload, e0: dict, e1: dict, s0: dict, s1: dict) -> dict:
@@ -915,9 +930,11 @@ def metrics(rec: dict, w: Workload, pairs: int, model: str, ncpu: int | None = N
     m["irq_on_plan_pct"], m["irq_on_plan_min_pct"] = plan_share(vecs, rec.get("plan"))
     ec = rec.get("exitcost")
     m["timer_arms"] = ec["kinds"].get("timer_arm") if ec else None
+    # HLT: an idle vCPU's exit on KVM (the plugin counts HLT/MWAIT executions)
+    m["hlts"] = ec["kinds"].get("hlt") if ec else None
     per = {"kicks": (m["kicks"], u_host), "irqs": (m["irqs"], u_host),
            "timer_arms": (m["timer_arms"], u_host), "timer_irqs": (m["timer_irqs"], u_guest),
-           "ipis": (m["ipis"], u_guest)}
+           "ipis": (m["ipis"], u_guest), "hlts": (m["hlts"], u_host)}
     for k, (v, u) in per.items():
         m[f"{k}_per_unit"] = _div(v, u)
     parts = [m[f"{k}_per_unit"] for k in per]
@@ -925,7 +942,7 @@ def metrics(rec: dict, w: Workload, pairs: int, model: str, ncpu: int | None = N
     m["exits_complete"] = all(p is not None for p in parts)
     if ec:
         wts = model_weights(model)
-        cost = sum(ec["kinds"].get(k, 0) * wts.get(k, 0) for k in KINDS)
+        cost = weighted_cost(ec["kinds"], wts)
         m["cost_us"] = cost
         m["cost_us_per_unit"] = _div(cost, u_host)
         m["stall_s"] = sum(ec["stall_ns"].values()) / 1e9
@@ -942,6 +959,14 @@ def metrics(rec: dict, w: Workload, pairs: int, model: str, ncpu: int | None = N
     m["host_foreign_cpu"] = _div(hc.get("foreign_s"), hc["wall_s"])
     m["qemu_cpu_s"] = hc.get("qemu_s")
     return m
+
+
+def weighted_cost(kinds: dict, weights: dict) -> float:
+    """The exit cost (us) of plugin counts under weights: count x weight per
+    kind; hlt is charged per wake-up (WAKES), as the plugin does."""
+    wakes = getattr(_exitcost, "WAKES", "hlt_wakes")
+    return sum((kinds.get(wakes, 0) if k == "hlt" else kinds.get(k, 0)) * weights.get(k, 0)
+               for k in KINDS)
 
 
 # --- one boot ---------------------------------------------------------------------------------

@@ -29,8 +29,14 @@
  *                          the code around it was inlined); repeatable.
  *   cost_KIND=US           stall per event in microseconds (fractions allowed,
  *                          0 = count only). Defaults: kick 20, irq 30,
- *                          timer_arm 10, ipi 15; timer_irq and ipi_irq follow
- *                          cost_irq unless given themselves.
+ *                          timer_arm 10, ipi 15, hlt 20; timer_irq and ipi_irq
+ *                          follow cost_irq unless given themselves.
+ *   hlt=on                 count every HLT and MWAIT the guest kernel executes
+ *                          as kind hlt (an idle vCPU's exit on KVM). Its cost
+ *                          is charged when the halted vCPU is woken: at the
+ *                          entry of the first interrupt (irq, timer_irq or
+ *                          ipi_irq hook) it takes after the HLT, before that
+ *                          interrupt's own cost. Halted time itself is free.
  *   scale=F                multiply every cost by F (default 1)
  *   mode=spin|sleep        busy-wait (default, precise) or clock_nanosleep
  *                          with a 1 ns timer slack (frees the host CPU, but
@@ -67,16 +73,17 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-enum kind { K_KICK, K_IRQ, K_TIMER_IRQ, K_IPI_IRQ, K_TIMER_ARM, K_IPI, K_COUNT, NKINDS };
+enum kind { K_KICK, K_IRQ, K_TIMER_IRQ, K_IPI_IRQ, K_TIMER_ARM, K_IPI, K_HLT, K_COUNT, NKINDS };
 
 static const char *const kind_name[NKINDS] = {
-	"kick", "irq", "timer_irq", "ipi_irq", "timer_arm", "ipi", "count",
+	"kick", "irq", "timer_irq", "ipi_irq", "timer_arm", "ipi", "hlt", "count",
 };
 
 /* Reference costs in microseconds, see README.md for the derivation. */
-static const double default_cost_us[NKINDS] = { 20, 30, 30, 30, 10, 15, 0 };
+static const double default_cost_us[NKINDS] = { 20, 30, 30, 30, 10, 15, 20, 0 };
 
 #define MAX_HOOKS 256
+#define KERNEL_VA_MIN 0xffff800000000000ull
 #define NAME_LEN 64
 
 struct hook {
@@ -84,6 +91,7 @@ struct hook {
 	int kind;
 	bool active;
 	bool store;            /* abs store to addr, not the instruction at addr */
+	bool idle;             /* every HLT/MWAIT instruction (addr = its opcode) */
 	uint64_t translations; /* times an exec callback was attached */
 	char name[NAME_LEN];
 };
@@ -92,6 +100,8 @@ struct hook {
 struct vstat {
 	uint64_t hits[MAX_HOOKS];
 	uint64_t stall_ns[NKINDS];
+	uint64_t wakes;        /* halted -> woken by an interrupt: hlt cost charged */
+	bool halted;           /* executed HLT/MWAIT, no interrupt taken since */
 } __attribute__((aligned(64)));
 
 static qemu_plugin_id_t self_id;
@@ -99,6 +109,7 @@ static struct hook hooks[MAX_HOOKS];
 static int nhooks;            /* changed only before vCPUs run or in exclusive context */
 static uint64_t addr_lo = UINT64_MAX, addr_hi;  /* range of active entry hooks */
 static int nstores;                               /* active store hooks */
+static int nidle;                                 /* active HLT/MWAIT hooks */
 static uint64_t cost_ns[NKINDS];
 static double cost_us[NKINDS];
 static double scale = 1.0;
@@ -184,11 +195,13 @@ static void recompute_range(void)
 	addr_lo = UINT64_MAX;
 	addr_hi = 0;
 	nstores = 0;
+	nidle = 0;
 	for (int i = 0; i < nhooks; i++) {
 		if (!hooks[i].active)
 			continue;
-		if (hooks[i].store) {
-			nstores++;
+		if (hooks[i].store || hooks[i].idle) {
+			nstores += hooks[i].store;
+			nidle += hooks[i].idle;
 			continue;
 		}
 		if (hooks[i].addr < addr_lo)
@@ -252,6 +265,20 @@ static void vcpu_hook_exec(unsigned int vcpu_index, void *udata)
 	uint64_t c = __atomic_load_n(&cost_ns[kind], __ATOMIC_RELAXED);
 
 	__atomic_fetch_add(&v->hits[idx], 1, __ATOMIC_RELAXED);
+	if (kind == K_HLT) {
+		/* the exit is paid on the wake-up (below), not while idle */
+		v->halted = true;
+		maybe_reset();
+		return;
+	}
+	if (v->halted && (kind == K_IRQ || kind == K_TIMER_IRQ || kind == K_IPI_IRQ)) {
+		uint64_t w = __atomic_load_n(&cost_ns[K_HLT], __ATOMIC_RELAXED);
+
+		v->halted = false;
+		__atomic_fetch_add(&v->wakes, 1, __ATOMIC_RELAXED);
+		if (w)
+			stall(v, K_HLT, w);
+	}
 	if (c)
 		stall(v, kind, c);
 	maybe_reset();
@@ -283,6 +310,12 @@ static bool abs_store_target(const uint8_t *p, size_t n, uint64_t *target)
 	return true;
 }
 
+/* HLT (f4) or MWAIT (0f 01 c9): the instructions an idle x86 vCPU exits on */
+static bool idle_insn(const uint8_t *p, size_t n)
+{
+	return (n == 1 && p[0] == 0xf4) || (n == 3 && p[0] == 0x0f && p[1] == 0x01 && p[2] == 0xc9);
+}
+
 static void attach(struct qemu_plugin_insn *insn, int h)
 {
 	qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_hook_exec, QEMU_PLUGIN_CB_NO_REGS,
@@ -295,11 +328,19 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
 	maybe_reset();
-	if (!n || (!nstores && qemu_plugin_tb_vaddr(tb) > addr_hi))
+	if (!n || (!nstores && !nidle && qemu_plugin_tb_vaddr(tb) > addr_hi))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint64_t va = qemu_plugin_insn_vaddr(insn), target;
+
+		if (nidle && va >= KERNEL_VA_MIN &&
+		    idle_insn(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn))) {
+			for (int h = 0; h < nhooks; h++)
+				if (hooks[h].idle && hooks[h].active &&
+				    hooks[h].addr == (qemu_plugin_insn_size(insn) == 1 ? 0xf4 : 0x0f01c9))
+					attach(insn, h);
+		}
 
 		if (nstores && abs_store_target(qemu_plugin_insn_data(insn),
 						qemu_plugin_insn_size(insn), &target)) {
@@ -310,7 +351,8 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (va < addr_lo || va > addr_hi)
 			continue;
 		for (int h = 0; h < nhooks; h++)
-			if (!hooks[h].store && hooks[h].active && hooks[h].addr == va)
+			if (!hooks[h].store && !hooks[h].idle && hooks[h].active &&
+			    hooks[h].addr == va)
 				attach(insn, h);
 	}
 }
@@ -354,6 +396,13 @@ static void write_json(FILE *f, const char *request, bool final)
 		",\n \"mode\": \"%s\",\n \"scale\": %g,\n \"resets\": %" PRIu64 ",\n",
 		(int)getpid(), now, now - t_start, mode_sleep ? "sleep" : "spin", scale,
 		__atomic_load_n(&resets_done, __ATOMIC_RELAXED));
+	{
+		uint64_t wakes = 0;
+
+		for (int c = 0; c < nvstats; c++)
+			wakes += __atomic_load_n(&vstats[c].wakes, __ATOMIC_RELAXED);
+		fprintf(f, " \"hlt_wakes\": %" PRIu64 ",\n", wakes);
+	}
 	fprintf(f, " \"cost_us\": {");
 	for (int k = 0; k < NKINDS; k++)
 		fprintf(f, "%s\"%s\": %g", k ? ", " : "", kind_name[k],
@@ -380,6 +429,8 @@ static void write_json(FILE *f, const char *request, bool final)
 		first = 0;
 		for (int k = 0; k < NKINDS; k++)
 			fprintf(f, ", \"%s\": %" PRIu64, kind_name[k], kc[k]);
+		fprintf(f, ", \"hlt_wakes\": %" PRIu64,
+			__atomic_load_n(&vstats[c].wakes, __ATOMIC_RELAXED));
 		fprintf(f, ", \"stall_ns\": {");
 		for (int k = 0; k < NKINDS; k++)
 			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind_name[k],
@@ -394,7 +445,7 @@ static void write_json(FILE *f, const char *request, bool final)
 		json_str(f, hooks[h].name);
 		fprintf(f, ", \"type\": \"%s\", \"addr\": \"0x%" PRIx64 "\", \"active\": %s"
 			", \"translations\": %" PRIu64 ", \"per_vcpu\": [",
-			hooks[h].store ? "store" : "entry", hooks[h].addr,
+			hooks[h].store ? "store" : hooks[h].idle ? "insn" : "entry", hooks[h].addr,
 			hooks[h].active ? "true" : "false",
 			__atomic_load_n(&hooks[h].translations, __ATOMIC_RELAXED));
 		for (int c = 0; c < nvstats; c++) {
@@ -631,6 +682,29 @@ static int add_hook_arg(const char *val, bool store)
 	return 0;
 }
 
+/* hlt=on: one hook for every HLT, one for every MWAIT (kind hlt) */
+static int add_idle_hooks(void)
+{
+	static const struct { uint64_t op; const char *name; } ops[] = {
+		{ 0xf4, "hlt" }, { 0x0f01c9, "mwait" },
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct hook *h;
+
+		if (nhooks >= MAX_HOOKS)
+			return -1;
+		h = &hooks[nhooks++];
+		memset(h, 0, sizeof(*h));
+		h->addr = ops[i].op;
+		h->kind = K_HLT;
+		h->active = true;
+		h->idle = true;
+		snprintf(h->name, NAME_LEN, "%s", ops[i].name);
+	}
+	return 0;
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
@@ -666,6 +740,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				cost_set[k] = true;
 		} else if (klen == 5 && !strncmp(key, "scale", 5)) {
 			ok = parse_double(val, &scale);
+		} else if (klen == 3 && !strncmp(key, "hlt", 3)) {
+			ok = !strcmp(val, "on") || !strcmp(val, "off");
+			if (ok && !strcmp(val, "on"))
+				ok = add_idle_hooks() == 0;
 		} else if (klen == 4 && !strncmp(key, "mode", 4)) {
 			ok = !strcmp(val, "spin") || !strcmp(val, "sleep");
 			mode_sleep = !strcmp(val, "sleep");

@@ -60,8 +60,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))                 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "tests"))  # harness
 
 from harness import Guest, VMConfig, VmTestError, install_signal_handlers, net, resolve_kernel  # noqa: E402
-from benchlib import exitcost  # noqa: E402
-from benchlib.exitcost import DEFAULT_COSTS_US, KINDS, ExitCost  # noqa: E402
+from harness import exitcost  # noqa: E402
+from benchlib.exitcost import DEFAULT_COSTS_US, KINDS, WAKES, ExitCost  # noqa: E402
 from harness.util import set_verbose  # noqa: E402
 
 TRACE_EVENTS = ("virtio_queue_notify", "virtio_notify", "apic_mem_writel")
@@ -481,8 +481,10 @@ def judge_c(slices: list[dict], nvcpu: int) -> tuple[bool, list[str], dict]:
             continue
         d = r["counts"]
         for k in KINDS:
-            if d.kinds[k] and d.stall_ns[k]:
-                by.setdefault(k, []).append(d.stall_ns[k] / d.kinds[k] / 1000 - DEFAULT_COSTS_US[k])
+            # hlt is charged per wake-up, not per HLT
+            n = d.kinds.get(WAKES, 0) if k == "hlt" else d.kinds[k]
+            if n and d.stall_ns[k]:
+                by.setdefault(k, []).append(d.stall_ns[k] / n / 1000 - DEFAULT_COSTS_US[k])
     if by:
         lines.append("    stall accuracy, reference set (wall time per stall minus nominal; host "
                      "preemption of the spinning thread shows here): " + ", ".join(
