@@ -125,6 +125,9 @@ class VMConfig:
     spare_root_ports: int = 1
     modopts: str = ""
     extra_modules: tuple = ()
+    # more host binaries (with their libraries) in the initramfs, e.g. the
+    # traffic matrix's servers ("/usr/sbin/nginx"); a separate cached base
+    extra_binaries: tuple = ()
     boot_timeout: float = 120.0
     # "" the default QEMU, "backports" the newer one (see qemu_binary)
     qemu: str = ""
@@ -267,7 +270,8 @@ class Guest:
                 raise VmTestError(f"{self.module} was built for "
                                   f"{vermagic[0] if vermagic else '?'}, the guest kernel is "
                                   f"{self.kernel.release}")
-        spec = initramfs.Spec(kernel=self.kernel, extra_modules=tuple(cfg.extra_modules))
+        spec = initramfs.Spec(kernel=self.kernel, extra_modules=tuple(cfg.extra_modules),
+                              binaries=initramfs.DEFAULT_BINARIES + tuple(cfg.extra_binaries))
         base = initramfs.build_base(spec)
         nics = " ".join(f"{n.mac},{n.guest_ip}/{n.prefix},{n.spec.effective_mtu() or 0}"
                         for n in self.nics)
