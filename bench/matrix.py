@@ -116,6 +116,12 @@ def parse_args(argv=None):
                     help="module options for ours (A/B)")
     ap.add_argument("--ours-setup", type=Path, metavar="SCRIPT",
                     help="guest shell script run after each boot of ours (IF = the interface)")
+    ap.add_argument("--ours-b-module", type=Path, metavar="KO",
+                    help="variant ours-b: this virtio_net.ko (default: the one of ours)")
+    ap.add_argument("--ours-b-coalesce", metavar="'NAME VALUE ...'", default="",
+                    help="variant ours-b: ethtool -C settings after each boot")
+    ap.add_argument("--ours-b-modopts", metavar="'OPT=V ...'", default="",
+                    help="variant ours-b: module options")
     ap.add_argument("--kernel", default="6.1", help="kernel key (default 6.1)")
     ap.add_argument("--module", type=Path, help="our virtio_net.ko (default build/<KEY>/virtio_net.ko)")
     ap.add_argument("--wait-idle", type=float, default=20, metavar="S",
@@ -142,12 +148,21 @@ def build_plan(a) -> tuple[dict, dict, list]:
     which = [x.strip() for x in (a.variants or ",".join(runs)).split(",")]
     tuned = tuple(int(x) for x in a.tuned.split(","))
     setup = a.ours_setup.read_text() if a.ours_setup else ""
-    vs = M.variants(tuned, BC.parse_coalesce(a.ours_coalesce or ""), setup, a.ours_modopts, which)
+    ours_b = None
+    if a.ours_b_module or a.ours_b_coalesce or a.ours_b_modopts:
+        ours_b = M.Variant("ours-b", "ours", a.ours_b_modopts, None,
+                           tuple(BC.parse_coalesce(a.ours_b_coalesce)),
+                           module=str(a.ours_b_module.resolve()) if a.ours_b_module else "")
+        if not a.variants:
+            which.insert(2, "ours-b")
+    vs = M.variants(tuned, BC.parse_coalesce(a.ours_coalesce or ""), setup, a.ours_modopts, which,
+                    ours_b)
     if a.cells or a.topology:
         topos = [B.topo_key(t) for t in (a.topology or str(MAIN)).split(",")]
         cells = M.select_cells(a.cells) if a.cells else None
         plan = {t: cells or plan.get(t, plan[MAIN]) for t in topos}
-    runs = {v.name: a.runs or runs.get(v.name, runs["stock"]) for v in vs}
+    runs = {v.name: a.runs or runs.get(v.name, runs["ours" if v.driver == "ours" else "stock"])
+            for v in vs}
     return plan, runs, vs
 
 
@@ -194,6 +209,8 @@ def run_boot(kernel, topo, v: M.Variant, module, rep, cells, models, seconds, pr
         cfg = VMConfig(smp=ncpu, memory=1024, nics=(Nic(queues=nq),), trace_events=BC.TRACE_EVENTS,
                        qemu_args=ec.qemu_args() if ec else (), modopts=v.modopts,
                        extra_binaries=tuple(M.APP_BINARIES[x] for x in apps))
+        if v.driver == "ours" and v.module:
+            module = Path(v.module)
         g = Guest(kernel, cfg, driver=v.driver, module=module if v.driver == "ours" else None,
                   name=f"matrix-{os.getpid()}-{seq}")
         g.boot()

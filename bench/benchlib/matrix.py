@@ -158,6 +158,7 @@ class Variant:
     defer: tuple | None = None   # (napi_defer_hard_irqs, gro_flush_timeout ns) via sysfs
     coalesce: tuple = ()         # ours: ethtool -C arguments
     setup: str = ""              # ours: guest script (IF = interface)
+    module: str = ""             # ours-b: its own virtio_net.ko (else the run's)
 
     def setup_script(self) -> str:
         """Guest commands after boot (IF = the interface)."""
@@ -177,13 +178,17 @@ def tuned_name(defer: tuple) -> str:
 
 
 def variants(tuned=TUNED_DEFAULT, ours_coalesce=(), ours_setup="", ours_modopts="",
-             which=("stock", "ours", "stock-notx", "stock-tuned")) -> list[Variant]:
+             which=("stock", "ours", "stock-notx", "stock-tuned"),
+             ours_b: Variant | None = None) -> list[Variant]:
     """The comparators in boot order (stock and ours first: they carry the
-    significance test and alternate like the benchmark's boots)."""
+    significance test and alternate like the benchmark's boots).  ours_b:
+    a second build or setting of ours, for A/Bs measured in the same run."""
     known = {"stock": Variant("stock", "stock"),
              "ours": Variant("ours", "ours", ours_modopts, None, tuple(ours_coalesce), ours_setup),
              "stock-notx": Variant("stock-notx", "stock", "napi_tx=0"),
              "stock-tuned": Variant("stock-tuned", "stock", defer=tuple(tuned))}
+    if ours_b:
+        known["ours-b"] = ours_b
     out = []
     for w in which:
         if w not in known:
