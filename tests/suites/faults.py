@@ -29,7 +29,7 @@ from harness.guest import Guest, Nic, VMConfig
 from harness.runner import Ctx, Suite
 from harness.util import CheckFailed, VmTestError, log, timeout_scale
 
-from .functional import check, poll
+from .functional import check, poll, put_kmod
 
 suite = Suite("faults")
 soak_suite = Suite("soak")
@@ -623,9 +623,29 @@ def t_small_rx_ring(ctx: Ctx):
 
 
 # QEMU's timer-driven transmit mode: a kick only arms a 100 ms flush, so a
-# send queue under load nearly always has one pending.
+# send queue under load nearly always has one pending, and a full ring
+# stays full for up to 100 ms (a slow device, made reliable).  netconsole
+# for faults.netpoll.
 TX_TIMER = VMConfig(smp=4, memory=1024,
-                    nics=(Nic(queues=4, props="tx=timer,x-txtimer=100000000"),))
+                    nics=(Nic(queues=4, props="tx=timer,x-txtimer=100000000"),),
+                    extra_modules=("netconsole",))
+# how long that device may sit on a packet (its flush timer)
+TX_TIMER_MS = 100
+
+
+def xps_ready(g: Guest, cpu: int) -> bool:
+    """The affinity plan (applied from a work item) maps CPU `cpu` to send
+    queue `cpu`, and only to it, with every pair active."""
+    nq = g.nics[0].queues
+    out = g.run(f"cat /sys/class/net/{net.ifname(g)}/queues/tx-*/xps_cpus",
+                quiet=True).out.split()
+    masks = [int(m.replace(",", ""), 16) for m in out]
+    return len(masks) == nq and [q for q, m in enumerate(masks) if m & (1 << cpu)] == [cpu]
+
+
+def wait_xps(g: Guest, cpu: int) -> None:
+    check(poll(lambda: xps_ready(g, cpu), scaled(10)),
+          f"XPS does not map CPU {cpu} to send queue {cpu}")
 
 
 @suite.test("faults.channels_drain", TX_TIMER, "txtimer", timeout=300)
@@ -642,16 +662,9 @@ def t_channels_drain(ctx: Ctx):
     nq = g.nics[0].queues
     last = nq - 1
 
-    def xps_ready() -> bool:
-        # the pair count came back: the affinity plan, applied from a work
-        # item, maps CPU `last` to send queue `last` again, and only to it
-        out = g.run(f"cat /sys/class/net/{ifn}/queues/tx-*/xps_cpus", quiet=True).out.split()
-        masks = [int(m.replace(",", ""), 16) for m in out]
-        return len(masks) == nq and [q for q, m in enumerate(masks) if m & (1 << last)] == [last]
-
     rounds = 4
     for k in range(rounds):
-        check(poll(xps_ready, scaled(10)), f"XPS does not map CPU {last} to send queue {last}")
+        wait_xps(g, last)
         port = next(_ports)
         net.host_iperf_server(g, port)
         # XPS sends a flow of CPU `last` through send queue `last`
@@ -675,6 +688,86 @@ def t_channels_drain(ctx: Ctx):
               f"took away the flow's send queue {last}: the flow stalled")
     recovered(ctx)
     ctx.note(f"{rounds} rounds, the flow moved on after each -L {nq} -> 1")
+
+
+# --- the send path under a slow device (tx=timer) ----------------------------------
+def tx_stats(g: Guest, ifn: str) -> dict[str, int]:
+    """Per send queue counters of ethtool -S, summed over the queues
+    ("drops", "tx_timeouts", ...), both name styles."""
+    out = g.run_ok(f"ethtool -S {ifn}")
+    tot: dict[str, int] = {}
+    for m in re.finditer(r"^\s*tx(?:_queue_)?\d+_(\w+):\s*(\d+)$", out, re.M):
+        tot[m.group(1)] = tot.get(m.group(1), 0) + int(m.group(2))
+    return tot
+
+
+def inflight(g: Guest, ifn: str) -> dict[int, int]:
+    """BQL: bytes each send queue gave the device and did not get back."""
+    out = g.run_ok(f"for q in /sys/class/net/{ifn}/queues/tx-*; do "
+                   f"echo ${{q##*-}} $(cat $q/byte_queue_limits/inflight); done")
+    return {int(a): int(b) for a, b in (ln.split() for ln in out.splitlines() if ln.strip())}
+
+
+def drained(g: Guest, ifn: str, seconds: float) -> dict[int, int]:
+    """Wait until no send queue holds anything; returns what is left (empty: all back)."""
+    left = {}
+
+    def done():
+        nonlocal left
+        left = {q: b for q, b in inflight(g, ifn).items() if b}
+        return not left
+    poll(done, scaled(seconds), interval=0.1)
+    return left
+
+
+def udp_sink(g: Guest, port: int):
+    """A host-side UDP receiver: the guest's datagrams get no answer (no ICMP
+    port unreachable, whose arrival would let a receive poll reclaim)."""
+    n = g.nics[0]
+    sink = g.host_bg(["socat", "-u", f"UDP-RECV:{port},bind={n.host_ip}", "STDOUT"],
+                     name=f"udp-sink-{port}")
+    time.sleep(0.3)
+    return sink
+
+
+def txcheck_burst(g: Guest, port: int, count: int, cpu: int, wait_ms: int,
+                  size: int = 1000) -> dict[str, float]:
+    """vnet-txcheck burst: send on CPU `cpu` (its send queue), then how long until
+    the socket had all its memory back ({"ms", "left", "outq"})."""
+    r = g.run(f"vnet-txcheck burst {g.nics[0].host_ip} {port} {count} {size} {cpu} {wait_ms}",
+              timeout=wait_ms / 1000 + 30)
+    m = re.search(r"sent (\d+) outq (\d+) ms ([\d.]+) left (\d+)", r.out)
+    if not m:
+        raise CheckFailed(f"vnet-txcheck burst failed (rc={r.rc}): {r.out}{r.err}")
+    return {"outq": int(m.group(2)), "ms": float(m.group(3)), "left": int(m.group(4))}
+
+
+def flood_cmd(g: Guest, port: int, cpu: int, seconds: int) -> str:
+    """An unpaced UDP sender on CPU `cpu` that keeps that CPU's send ring full:
+    small datagrams (BQL's byte limit would stop the queue before the ring
+    fills with large ones) and a send buffer that holds more than the ring."""
+    g.run_ok("echo 4194304 > /proc/sys/net/core/wmem_max; "
+             "echo 4194304 > /proc/sys/net/core/rmem_max")
+    return net.iperf_cmd(g.nics[0].host_ip, "tx", udp=True, bitrate="0", seconds=seconds,
+                         port=port, cpu=cpu, extra="-l 100 -w 2M -i 0")
+
+
+def moving(g: Guest, q: int, seconds: float) -> bool:
+    """Send queue q's packet count grows within `seconds` (packets are
+    counted when they are reclaimed)."""
+    a = net.queue_packets(g)["tx"][q]
+    return bool(poll(lambda: net.queue_packets(g)["tx"][q] > a, scaled(seconds), interval=0.2))
+
+
+def finish(g: Guest, bg, what: str, timeout: float, ports=()):
+    """Wait for a background iperf3 client; it must end well."""
+    try:
+        res = bg.result(timeout=timeout)
+    except VmTestError as e:
+        raise CheckFailed(f"{what} did not end: {e}\n{net.stall_probe(g, ports=tuple(ports))}") \
+            from e
+    check(res.rc == 0, f"{what} failed (rc={res.rc}): {res.out[-600:]}{res.err[-300:]}")
+    return res
 
 
 @soak_suite.test("soak.integrity", FAULTS, "faults", timeout=3600)
