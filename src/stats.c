@@ -349,7 +349,8 @@ void vnet_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *tot)
 		tot->tx_packets += t.packets;
 		tot->tx_bytes += t.bytes;
 		tot->tx_dropped += t.drops;
-		tot->tx_errors += t.drops;
+		/* As in-tree: transmit errors are TX watchdog timeouts. */
+		tot->tx_errors += atomic64_read(&vi->qp[q].sq.timeouts);
 	}
 	tot->rx_errors = tot->rx_length_errors + tot->rx_frame_errors;
 }

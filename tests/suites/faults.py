@@ -770,6 +770,40 @@ def finish(g: Guest, bg, what: str, timeout: float, ports=()):
     return res
 
 
+@suite.test("faults.tx_drops", TX_TIMER, "txtimer", timeout=300)
+def t_tx_drops(ctx: Ctx):
+    """Packets the driver fails to queue (vnet_fault fails virtqueue_add_outbuf
+    5 times) are dropped and counted once: tx_dropped and ethtool -S drops, not
+    tx_errors."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    ko = put_kmod(ctx, "vnet_fault")
+    s0 = net.sysfs_stats(g, names=("tx_errors", "tx_dropped"))
+    t0 = tx_stats(g, ifn)
+    n = 5
+    port = 6669
+    sink = udp_sink(g, port)
+    net.ping(g, count=1)  # the neighbour entry, so that only our datagrams go out
+    g.run_ok(f"insmod {ko} func=virtqueue_add_outbuf error=-12 times={n} "
+             f"caller=vnet_tx_map,vnet_start_xmit")
+    try:
+        txcheck_burst(g, port, 2 * n, -1, 0, size=100)
+        got = int(g.run_ok("cat /sys/module/vnet_fault/parameters/injected").strip())
+    finally:
+        g.run_ok("rmmod vnet_fault")
+        sink.stop()
+    check(got == n, f"the failure was injected {got} times, not {n}")
+    s1 = net.sysfs_stats(g, names=("tx_errors", "tx_dropped"))
+    t1 = tx_stats(g, ifn)
+    d = {"tx_dropped": s1["tx_dropped"] - s0["tx_dropped"],
+         "tx_errors": s1["tx_errors"] - s0["tx_errors"],
+         "ethtool drops": t1.get("drops", 0) - t0.get("drops", 0)}
+    check(d == {"tx_dropped": n, "tx_errors": 0, "ethtool drops": n},
+          f"{n} packets dropped at transmit; counters grew by {d}")
+    recovered(ctx)
+    ctx.note(f"{n} drops: " + ", ".join(f"{k} +{v}" for k, v in d.items()))
+
+
 @soak_suite.test("soak.integrity", FAULTS, "faults", timeout=3600)
 def t_soak(ctx: Ctx):
     """Checksummed transfers both ways under iperf3 load while ethtool -C
