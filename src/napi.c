@@ -172,7 +172,8 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	 * netpoll polls with budget 0, interrupts off, possibly from a printk
 	 * in a hard interrupt that came while this CPU held the queue lock
 	 * (in vnet_start_xmit): waiting for the lock there would never end.
-	 * It only tries; the NAPI stays scheduled for the next softirq poll.
+	 * It only tries; the lock holder leaves the queue its wake-up source,
+	 * and a NAPI instance that was scheduled stays scheduled.
 	 */
 	if (!budget) {
 		if (!__netif_tx_trylock(txq))
@@ -205,6 +206,19 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	next = vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
 				  vnet_sq_in_use(sq), netif_xmit_stopped(txq),
 				  now);
+	if (!budget) {
+		/*
+		 * netpoll polls every instance, scheduled or not, and
+		 * napi_complete_done() refuses while it owns one: no later
+		 * poll is promised.  Leave the queue what the policy asks
+		 * for, as a completed poll would (a stopped queue otherwise
+		 * keeps neither interrupt nor deadline, and nothing wakes it).
+		 */
+		vnet_tx_rearm(sq, next, now);
+		vnet_tx_flush_wanted(sq);
+		__netif_tx_unlock(txq);
+		return 0;
+	}
 	if (next == VNET_RECLAIM_IRQ)
 		opaque = virtqueue_enable_cb_prepare(sq->vq);
 	done = napi_complete_done(napi, 0);

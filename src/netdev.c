@@ -170,17 +170,25 @@ static int vnet_set_features(struct net_device *dev,
 	return vnet_rss_set_features(vi, features);
 }
 
+/*
+ * The watchdog timer (softirq) found queue @txqueue stopped too long; it
+ * holds tx_global_lock, not the queue's lock, and keeps the stack off the
+ * queue meanwhile.  Count it (ethtool -S tx_timeouts, tx_errors) and
+ * recover the queue (tx.c).
+ */
 static void vnet_tx_timeout(struct net_device *dev, unsigned int txqueue)
 {
+	struct netdev_queue *txq = netdev_get_tx_queue(dev, txqueue);
 	struct vnet *vi = netdev_priv(dev);
 	struct vnet_sq *sq = &vi->qp[txqueue].sq;
 
 	atomic64_inc(&sq->timeouts);
-	netdev_err(dev, "TX timeout on queue %u (%s): %u of %u descriptors free; notifying the device again\n",
+	netdev_err(dev, "TX timeout on queue %u (%s): %u of %u descriptors free; notifying the device and reclaiming\n",
 		   txqueue, sq->name, sq->vq->num_free,
 		   virtqueue_get_vring_size(sq->vq));
-	/* A lost notification is the one cause the guest can repair. */
-	virtqueue_notify(sq->vq);
+	__netif_tx_lock(txq, smp_processor_id());
+	vnet_tx_recover(sq);
+	__netif_tx_unlock(txq);
 }
 
 /*

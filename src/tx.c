@@ -245,6 +245,25 @@ void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq)
 }
 
 /*
+ * Make sure what the reclaim policy asked for after a reclaim is pending:
+ * the completion interrupt, or the deadline.
+ */
+void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now)
+{
+	switch (next) {
+	case VNET_RECLAIM_IRQ:
+		vnet_tx_want_irq(sq);
+		break;
+	case VNET_RECLAIM_DEADLINE:
+		if (!sq->reclaim.deadline_armed)
+			vnet_tx_reclaim_deadline(sq, now);
+		break;
+	case VNET_RECLAIM_IDLE:
+		break;
+	}
+}
+
+/*
  * The reclaim deadline expired: free what is done, then make sure the
  * rest is not forgotten - by an interrupt if the queue has gone quiet, by
  * another deadline if it is still busy.
@@ -259,17 +278,41 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq)
 	vnet_tx_flush_overdue(sq, now);
 	vnet_tx_reclaim(sq, 0, now);
 	vnet_tx_wake_if_room(sq, txq);
-	switch (vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
-				   vnet_sq_in_use(sq), netif_xmit_stopped(txq),
-				   now)) {
-	case VNET_RECLAIM_IRQ:
-		vnet_tx_want_irq(sq);
-		break;
-	case VNET_RECLAIM_DEADLINE:
-		vnet_tx_reclaim_deadline(sq, now);
-		break;
-	case VNET_RECLAIM_IDLE:
-		break;
+	vnet_tx_rearm(sq, vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
+					     vnet_sq_in_use(sq),
+					     netif_xmit_stopped(txq), now),
+		      now);
+	vnet_tx_flush_wanted(sq);
+}
+
+/*
+ * The TX watchdog found the queue stopped for too long: whatever was to
+ * wake it did not.  Notify the device again (a lost notification is the
+ * one device-side cause the guest can repair), take back what is done
+ * and wake the queue if a packet fits; if it stays stopped, ask again for
+ * what wakes it: TX NAPI is polled (the poll arms the interrupt race-free
+ * if it must), without TX NAPI the interrupt is armed.  Caller holds the
+ * TX queue lock.
+ */
+void vnet_tx_recover(struct vnet_sq *sq)
+{
+	struct netdev_queue *txq = vnet_sq_txq(sq);
+	u64 now = ktime_get_ns();
+
+	/* Ring being resized: vnet_tx_resume() restarts the queue. */
+	if (sq->paused)
+		return;
+	vnet_tx_flush(sq);
+	virtqueue_notify(sq->vq);
+	vnet_tx_reclaim(sq, 0, now);
+	vnet_tx_wake_if_room(sq, txq);
+	if (netif_xmit_stopped(txq)) {
+		if (sq->use_napi) {
+			vnet_napi_schedule(&sq->napi, sq->vq);
+		} else if (!virtqueue_enable_cb_delayed(sq->vq)) {
+			vnet_tx_reclaim(sq, 0, now);
+			vnet_tx_wake_if_room(sq, txq);
+		}
 	}
 	vnet_tx_flush_wanted(sq);
 }

@@ -770,6 +770,145 @@ def finish(g: Guest, bg, what: str, timeout: float, ports=()):
     return res
 
 
+@suite.test("faults.netpoll", TX_TIMER, "txtimer", timeout=300)
+def t_netpoll(ctx: Ctx):
+    """netconsole under a printk flood while a send queue is stopped (a UDP
+    sender on the same CPU keeps its ring full; the device takes 100 ms per
+    flush): netpoll polls every NAPI instance with budget 0, and afterwards
+    every send queue must still be woken and reclaimed: the sender keeps
+    moving after the flood, and every queue gives back all it held.  Also a
+    quiet queue whose completion interrupt was armed when netpoll polled it
+    (bursts on another CPU)."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    n = g.nics[0]
+    cpu, quiet = n.queues - 1, n.queues - 2
+    port = 6666
+    wait_xps(g, cpu)
+    sink = udp_sink(g, port)
+    iperf_port = next(_ports)
+    net.host_iperf_server(g, iperf_port)
+    flood = None
+    try:
+        mac = g.host(["cat", f"/sys/class/net/{n.tap}/address"]).stdout.strip()
+        r = g.run(f"vnet modprobe netconsole netconsole=@/{ifn},{port}@{n.host_ip}/{mac}")
+        check(r.rc == 0, f"loading netconsole failed: {r.out}{r.err}")
+        flood = g.run_bg(flood_cmd(g, iperf_port, cpu, 60))
+        time.sleep(2.0)
+        check(moving(g, cpu, 5), f"the UDP sender on CPU {cpu} does not move")
+        # the other queue: short bursts whose buffers the device holds for up
+        # to 100 ms, so their completion interrupt is armed while netpoll polls
+        bursts = g.run_bg(f"for i in 1 2 3 4 5 6; do vnet-txcheck burst {n.host_ip} {port} "
+                          f"8 200 {quiet} 0; sleep 0.3; done")
+        lines = 200
+        t0 = time.monotonic()
+        r = g.run(f"taskset -c {cpu} sh -c 'i=0; while [ $i -lt {lines} ]; do "
+                  f"echo \"<4>vnet-netpoll-flood $i\" >/dev/kmsg; i=$((i+1)); done'",
+                  timeout=180)
+        flood_s = time.monotonic() - t0
+        check(r.rc == 0, f"printk flood failed: {r.out}{r.err}")
+        bursts.wait(60)
+        check(moving(g, cpu, 3), f"the UDP sender on CPU {cpu} stopped moving after the "
+                                 f"printk flood\n{net.stall_probe(g, ports=(iperf_port,))}")
+        kill_bg(g, flood)
+        flood = None
+        left = drained(g, ifn, 3)
+        check(not left, f"send queues still hold bytes 3 s after the traffic stopped: {left} "
+                        f"(BQL inflight)\n{net.stall_probe(g)}")
+        r = g.run(f"taskset -c {cpu} ping -c 2 -W 2 {n.host_ip}", timeout=30)
+        check(r.rc == 0, f"ping from CPU {cpu} (send queue {cpu}) failed:\n{r.out}")
+        got = sink.output().count("vnet-netpoll-flood")
+    finally:
+        if flood is not None:
+            flood.kill("KILL")
+        g.run("rmmod netconsole")
+        sink.stop()
+    ctx.note(f"{lines} printk lines on CPU {cpu} in {flood_s:.1f} s while its queue was full, "
+             f"{got} reached the host; the sender moved on, every queue drained")
+
+
+# the kernel's TX watchdog warning (6.1: WARN_ONCE with a call trace)
+WATCHDOG_LOG = (r"NETDEV WATCHDOG", r"WARNING: CPU: \d+ PID: \d+ at net/sched/sch_generic\.c",
+                r"Call Trace")
+
+
+@suite.test("faults.tx_watchdog", TX_TIMER, "txtimer", timeout=300, ignore_log=WATCHDOG_LOG)
+def t_tx_watchdog(ctx: Ctx):
+    """A stopped send queue whose wake-up was lost (vnet_fault makes the driver's
+    requests for a completion interrupt succeed without arming it) is recovered
+    by the TX watchdog: traffic moves again, the timeout is counted in ethtool -S
+    tx_timeouts and in tx_errors (as in-tree), and tx_errors counts nothing else."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    cpu = g.nics[0].queues - 1
+    ko = put_kmod(ctx, "vnet_fault")
+    wait_xps(g, cpu)
+    mark = g.mark()
+    s0 = net.sysfs_stats(g, names=("tx_errors", "tx_dropped"))
+    t0 = tx_stats(g, ifn)
+    qto = f"/sys/class/net/{ifn}/queues/tx-{cpu}/tx_timeout"
+    to0 = int(g.run_ok(f"cat {qto}").strip())
+    port = next(_ports)
+    net.host_iperf_server(g, port)
+    # ends when the test kills it
+    flood = g.run_bg(flood_cmd(g, port, cpu, 600))
+    time.sleep(2.0)
+
+    def qpackets():
+        return net.queue_packets(g)["tx"][cpu]
+
+    def backlog() -> int:
+        """Packets the qdisc of send queue `cpu` holds (mq's class :cpu+1)."""
+        out = g.run_ok(f"/usr/sbin/tc -s qdisc show dev {ifn}")
+        m = re.search(rf"parent :{cpu + 1:x} [^\n]*\n[^\n]*\n\s*backlog \S+ (\d+)p", out)
+        return int(m.group(1)) if m else 0
+
+    # every request for the interrupt (wherever the compiler put the call)
+    # but the watchdog's own
+    g.run_ok(f"insmod {ko} func=virtqueue_enable_cb_delayed error=1 times=1000000 "
+             f"caller_not=vnet_tx_recover")
+    try:
+        # stuck: nothing reclaimed for 2 s while the qdisc holds packets
+        # (the reclaim deadline may still rescue it now and then: a slow
+        # guest's deadline can come after the device finished)
+        def stuck():
+            a = qpackets()
+            time.sleep(2.0)
+            return qpackets() == a and backlog() > 0 and int(g.run_ok(
+                "cat /sys/module/vnet_fault/parameters/injected").strip()) > 0
+        check(poll(stuck, scaled(30), interval=0), "the send queue never stopped with its "
+                                                   "completion interrupt swallowed")
+    finally:
+        g.run_ok("rmmod vnet_fault")
+    stuck_at = qpackets()
+    try:
+        # the watchdog fires after dev->watchdog_timeo (5 s) of a stopped queue
+        check(poll(lambda: int(g.run_ok(f"cat {qto}").strip()) > to0, scaled(20)),
+              f"the TX watchdog did not fire for send queue {cpu}\n{net.stall_probe(g)}")
+        check(poll(lambda: qpackets() > stuck_at + 10, scaled(10)),
+              f"send queue {cpu} still stuck after the TX watchdog fired\n"
+              f"{net.stall_probe(g)}")
+    finally:
+        kill_bg(g, flood)
+    # completion interrupt requests lost on the other queues meanwhile:
+    # a -C change re-arms every queue's reclaim
+    g.run_ok(f"ethtool -C {ifn} tx-usecs-irq 1001 && ethtool -C {ifn} tx-usecs-irq 1000")
+    s1 = net.sysfs_stats(g, names=("tx_errors", "tx_dropped"))
+    t1 = tx_stats(g, ifn)
+    timeouts = t1.get("tx_timeouts", 0) - t0.get("tx_timeouts", 0)
+    errors = s1["tx_errors"] - s0["tx_errors"]
+    check(timeouts >= 1, f"ethtool -S tx_timeouts grew by {timeouts}")
+    check(errors == timeouts, f"tx_errors grew by {errors}, timeouts by {timeouts}")
+    log = g.new_log(mark)
+    traces = log.count("Call Trace")
+    warns = len(re.findall(WATCHDOG_LOG[1], log))
+    check(traces <= warns, f"{traces} call traces in the log, {warns} from the watchdog:\n"
+                           f"{log[-3000:]}")
+    recovered(ctx)
+    ctx.note(f"queue {cpu} stuck at {stuck_at} packets, recovered by the watchdog; "
+             f"{timeouts} timeout(s) counted, tx_errors +{errors}")
+
+
 @suite.test("faults.tx_drops", TX_TIMER, "txtimer", timeout=300)
 def t_tx_drops(ctx: Ctx):
     """Packets the driver fails to queue (vnet_fault fails virtqueue_add_outbuf

@@ -3,8 +3,8 @@
  * vnet_fault: test-only fault injection for the test harness.
  *
  * A kprobe on the entry of the kernel function @func acts on its next
- * @times calls (those from a function in the list @caller, when set),
- * after letting @skip of them pass:
+ * @times calls (those from a function in the list @caller, when set, and
+ * not from one in the list @caller_not), after letting @skip of them pass:
  *  - by default the call fails with @error without running: the handler
  *    sets the return value and resumes at a function that only returns,
  *    so @func's caller sees the error.  Meant for functions whose failure
@@ -41,6 +41,10 @@ MODULE_PARM_DESC(func, "Function to act on");
 static char *caller = "";
 module_param(caller, charp, 0444);
 MODULE_PARM_DESC(caller, "Only calls from these functions, comma-separated (default: any)");
+
+static char *caller_not = "";
+module_param(caller_not, charp, 0444);
+MODULE_PARM_DESC(caller_not, "Never calls from these functions, comma-separated (default: none)");
 
 static int skip;
 module_param(skip, int, 0444);
@@ -82,6 +86,22 @@ static noinline void vnet_fault_return(void)
 	barrier();
 }
 
+/* Whether @name (@len characters) is in the comma-separated @list. */
+static bool vnet_fault_listed(const char *list, const char *name, size_t len)
+{
+	size_t n;
+
+	while (*list) {
+		n = strcspn(list, ",");
+		if (n == len && !strncmp(name, list, n))
+			return true;
+		list += n;
+		if (*list)
+			list++;
+	}
+	return false;
+}
+
 /*
  * At the entry of @func the stack pointer points at the return address.
  * Its symbol prints as "name" or, in a module, "name [module]".
@@ -89,24 +109,16 @@ static noinline void vnet_fault_return(void)
 static bool vnet_fault_caller_matches(struct pt_regs *regs)
 {
 	char name[KSYM_SYMBOL_LEN];
-	const char *c = caller;
-	size_t len, n;
+	size_t len;
 
-	if (!*c)
+	if (!*caller && !*caller_not)
 		return true;
 	snprintf(name, sizeof(name), "%ps",
 		 (void *)regs_get_kernel_stack_nth(regs, 0));
 	len = strcspn(name, " ");
-	/* @caller is a comma-separated list */
-	while (*c) {
-		n = strcspn(c, ",");
-		if (n == len && !strncmp(name, c, n))
-			return true;
-		c += n;
-		if (*c)
-			c++;
-	}
-	return false;
+	if (vnet_fault_listed(caller_not, name, len))
+		return false;
+	return !*caller || vnet_fault_listed(caller, name, len);
 }
 
 typedef long (*vnet_fault_fn)(long, long, long, long, long, long);
