@@ -437,9 +437,12 @@ static void __maybe_unused vnet_quiesce(struct vnet *vi)
 	vnet_pairs_stop(vi);
 	/*
 	 * A poll that was still running when the device was detached may
-	 * have woken a queue it reclaimed room in; with the pairs stopped
-	 * nothing can wake one again, so stop them for good before the
-	 * virtqueues go (else a TCP timer transmits into a deleted one).
+	 * have woken a queue it reclaimed room in: stop them again now that
+	 * the pairs are stopped (else a TCP timer transmits into a deleted
+	 * virtqueue).  Polls and timers are off now; without TX NAPI the
+	 * completion callback, which still runs until the reset, wakes
+	 * nothing on a detached device, and the teardown stops the queues
+	 * once more after the reset for one that checked just before.
 	 */
 	netif_tx_disable(dev);
 	rtnl_unlock();

@@ -76,9 +76,14 @@ void vnet_tx_done(struct virtqueue *vq)
 		vnet_napi_schedule(&sq->napi, vq);
 		return;
 	}
-	/* Without TX NAPI the interrupt only means: room in the ring. */
+	/*
+	 * Without TX NAPI the interrupt only means: room in the ring.  Not
+	 * for a ring being resized (vnet_tx_resume() restarts it), nor on a
+	 * device detached for freeze or after a failed restore: its queues
+	 * stay stopped until restore attaches it (see vnet_vqs_teardown()).
+	 */
 	virtqueue_disable_cb(vq);
-	if (!READ_ONCE(sq->paused))
+	if (!READ_ONCE(sq->paused) && netif_device_present(qp->vi->dev))
 		netif_wake_subqueue(qp->vi->dev, qp->index);
 }
 

@@ -137,6 +137,15 @@ void vnet_vqs_teardown(struct vnet *vi)
 	mutex_unlock(&vi->ctrl_lock);
 
 	vnet_reset_device(vi->vdev);
+	/*
+	 * The reset waited for running virtqueue callbacks (virtio-pci
+	 * synchronizes its vectors) and no new one comes.  Without TX NAPI a
+	 * completion callback wakes its queue; one that found the device
+	 * still present may have done so after the caller stopped the
+	 * queues.  Stop them again, waiting for a transmit in progress,
+	 * before the buffers and virtqueues go.
+	 */
+	netif_tx_disable(vi->dev);
 	if (!vi->qp[0].rq.vq)
 		return;
 	for (i = 0; i < vi->max_pairs; i++) {
