@@ -464,6 +464,8 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	u64 now = ktime_get_ns();
 	struct vnet_kick_in kin;
 	unsigned int len = skb->len;
+	/* A software transmit timestamp is wanted: see below. */
+	bool stamp = skb_shinfo(skb)->tx_flags & SKBTX_SW_TSTAMP;
 	u64 deadline;
 	int err;
 
@@ -494,6 +496,13 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		return NETDEV_TX_OK;
 	}
 	sq->reclaim.last_xmit_ns = now;
+	/*
+	 * The packet is in the ring; the device is notified right after (a
+	 * timestamped packet is never held, see the kick below), so the
+	 * stamp marks when the device learns of it.  Before skb_orphan():
+	 * it goes to the socket.
+	 */
+	skb_tx_timestamp(skb);
 	/* TCP Small Queues must allow for the hold (see policy/kick.h). */
 	if (skb->sk && sq->pacing_shift < VNET_KICK_TCP_PACING_SHIFT)
 		sk_pacing_shift_update(skb->sk, sq->pacing_shift);
@@ -514,7 +523,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	kin.now = now;
 	kin.xmit_more = more;
 	kin.queue_stopped = netif_xmit_stopped(txq);
-	kin.urgent = netpoll_tx_running(dev);
+	kin.urgent = netpoll_tx_running(dev) || stamp;
 	kin.len = len;
 	switch (vnet_kick_decide(&sq->kick, &sq->kick_cfg, &kin)) {
 	case VNET_KICK_NOW:

@@ -7,7 +7,8 @@
  * last one or tx-usecs passed since the first held packet, whichever comes
  * first; the flush timer enforces the time limit.  Packets the stack
  * sends as one burst (xmit_more) always share a notification, and a
- * stopped queue or an urgent sender (netpoll, teardown) never waits.
+ * stopped queue or an urgent sender (netpoll, teardown, a packet that
+ * wants a software transmit timestamp) never waits.
  *
  * Adaptive mode learns how many packets one hold window gathers.  The
  * first packet after idle (a window without packets or notifications)
@@ -138,7 +139,7 @@ struct vnet_kick_in {
 	u64 now;		/* ns, monotonic */
 	bool xmit_more;		/* the stack promises another packet now */
 	bool queue_stopped;	/* ring or byte-queue limit stopped the queue */
-	bool urgent;		/* netpoll, teardown: never hold */
+	bool urgent;		/* netpoll, teardown, timestamp: never hold */
 	u32 len;		/* bytes of the packet */
 };
 
