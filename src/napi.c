@@ -297,6 +297,8 @@ void vnet_qp_timer_fired(struct vnet_qp_timer *t, unsigned long expired)
 		__netif_tx_lock(txq, smp_processor_id());
 		if (!qp->sq.paused)
 			vnet_tx_reclaim_timer(&qp->sq);
+		else	/* ring off limits: the resume asks again */
+			qp->sq.reclaim.deadline_armed = false;
 		__netif_tx_unlock(txq);
 	}
 }

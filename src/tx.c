@@ -432,6 +432,17 @@ static void vnet_tx_burst_end(struct vnet_sq *sq, u64 now)
 }
 
 /*
+ * The queue runs again after a pause (ring resize, fewer queue pairs):
+ * what the buffers still with the device need (the deadline, or the
+ * interrupt in stock mode) is asked for again, since a deadline that
+ * expired during the pause did nothing.  Caller holds the TX queue lock.
+ */
+void vnet_tx_resumed(struct vnet_sq *sq)
+{
+	vnet_tx_burst_end(sq, ktime_get_ns());
+}
+
+/*
  * The ring or the byte queue limit stopped the queue: something must
  * wake it.  Without TX NAPI, completions that raced with arming the
  * interrupt may restart it at once.
