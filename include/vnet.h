@@ -409,7 +409,7 @@ void vnet_tx_flush_wanted(struct vnet_sq *sq);
 void vnet_tx_reclaim_timer(struct vnet_sq *sq);
 void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now);
 void vnet_tx_recover(struct vnet_sq *sq);
-void vnet_tx_resumed(struct vnet_sq *sq);
+void vnet_tx_resumed(struct vnet_sq *sq, struct netdev_queue *txq);
 void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq);
 void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now);
 void vnet_tx_timer_stopped(struct vnet_sq *sq);

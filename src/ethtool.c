@@ -101,48 +101,51 @@ static void vnet_tx_recycle(struct virtqueue *vq, void *buf)
 }
 
 /*
- * Resize both rings of one pair.  The pair is quiet meanwhile: its NAPI
- * instances are off (so is the RX poll's TX reclaim), its TX queue is
- * stopped and marked paused so that neither the stack nor an interrupt
- * restarts it.  The caller keeps the deferred refill disabled, since it
- * would disable this pair's NAPI too.
+ * Resize the rings of one pair that change.  A ring being resized is left
+ * alone meanwhile: for RX the pair's RX NAPI is off (and with it the RX
+ * poll's TX reclaim); for TX its NAPI is off and the queue stopped and
+ * marked paused, so that neither the stack, XDP, a timer nor an interrupt
+ * touches it.  A ring that keeps its size is not touched at all (an RX
+ * resize leaves transmission running).  The caller keeps the deferred
+ * refill disabled, since it would disable this pair's RX NAPI too.
  */
 static int vnet_resize_pair(struct vnet *vi, struct vnet_qp *qp,
 			    u32 rx, u32 tx)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, qp->index);
+	bool do_rx = rx != virtqueue_get_vring_size(qp->rq.vq);
+	bool do_tx = tx != virtqueue_get_vring_size(qp->sq.vq);
 	bool running = vi->pairs_enabled;
+	bool tx_napi = running && do_tx && qp->sq.use_napi;
 	int err = 0, err2 = 0;
 
-	if (running) {
+	if (running && do_rx)
 		napi_disable(&qp->rq.napi);
-		if (qp->sq.use_napi)
-			napi_disable(&qp->sq.napi);
-	}
-	vnet_tx_pause(vi, qp->index);
+	if (tx_napi)
+		napi_disable(&qp->sq.napi);
 
-	if (rx != virtqueue_get_vring_size(qp->rq.vq)) {
+	if (do_rx) {
 		err = vnet_vq_resize(qp->rq.vq, rx, vnet_rx_recycle);
 		vnet_rx_setup(vi, &qp->rq);
 	}
-	if (tx != virtqueue_get_vring_size(qp->sq.vq)) {
+	if (do_tx) {
+		vnet_tx_pause(vi, qp->index);
 		err2 = vnet_vq_resize(qp->sq.vq, tx, vnet_tx_recycle);
 		/* Recycled skbs never completed: byte queue limits start over. */
 		vnet_tx_reset_bql(&qp->sq);
+		__netif_tx_lock_bh(txq);
+		vnet_tx_setup(&qp->sq);
+		__netif_tx_unlock_bh(txq);
+		vnet_tx_resume(vi, qp->index);
 	}
 
-	__netif_tx_lock_bh(txq);
-	vnet_tx_setup(&qp->sq);
-	__netif_tx_unlock_bh(txq);
-	vnet_tx_resume(vi, qp->index);
-
-	if (running) {
+	if (running && do_rx) {
 		if (qp->index < vi->curr_pairs && !vnet_rx_fill(&qp->rq, GFP_KERNEL))
 			vnet_rx_schedule_refill(vi);
 		vnet_napi_enable(&qp->rq.napi, qp->rq.vq);
-		if (qp->sq.use_napi)
-			vnet_napi_enable(&qp->sq.napi, qp->sq.vq);
 	}
+	if (tx_napi)
+		vnet_napi_enable(&qp->sq.napi, qp->sq.vq);
 	return err ? err : err2;
 }
 

@@ -202,8 +202,7 @@ void vnet_tx_resume(struct vnet *vi, unsigned int i)
 
 	__netif_tx_lock_bh(txq);
 	vi->qp[i].sq.paused = false;
-	vnet_tx_resumed(&vi->qp[i].sq);
-	netif_tx_wake_queue(txq);
+	vnet_tx_resumed(&vi->qp[i].sq, txq);
 	__netif_tx_unlock_bh(txq);
 }
 

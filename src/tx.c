@@ -432,25 +432,13 @@ static void vnet_tx_burst_end(struct vnet_sq *sq, u64 now)
 }
 
 /*
- * The queue runs again after a pause (ring resize, fewer queue pairs):
- * what the buffers still with the device need (the deadline, or the
- * interrupt in stock mode) is asked for again, since a deadline that
- * expired during the pause did nothing.  Caller holds the TX queue lock.
+ * The queue is stopped: something must wake it, the completion interrupt.
+ * Without TX NAPI, completions that raced with arming it may restart the
+ * queue at once.
  */
-void vnet_tx_resumed(struct vnet_sq *sq)
+static void vnet_tx_wake_source(struct vnet_sq *sq, struct netdev_queue *txq,
+				u64 now)
 {
-	vnet_tx_burst_end(sq, ktime_get_ns());
-}
-
-/*
- * The ring or the byte queue limit stopped the queue: something must
- * wake it.  Without TX NAPI, completions that raced with arming the
- * interrupt may restart it at once.
- */
-static void vnet_tx_stopped(struct vnet_sq *sq, struct netdev_queue *txq,
-			    u64 now)
-{
-	vnet_sq_inc(sq, &sq->stats.stops);
 	if (sq->use_napi) {
 		vnet_tx_want_irq(sq);
 		return;
@@ -458,11 +446,38 @@ static void vnet_tx_stopped(struct vnet_sq *sq, struct netdev_queue *txq,
 	if (unlikely(!virtqueue_enable_cb_delayed(sq->vq))) {
 		vnet_tx_reclaim(sq, 0, now);
 		if (vnet_reclaim_room(sq->vq->num_free, VNET_TX_DESC_MAX)) {
-			netif_tx_start_queue(txq);
 			virtqueue_disable_cb(sq->vq);
+			netif_tx_wake_queue(txq);
 			vnet_sq_inc(sq, &sq->stats.wakes);
 		}
 	}
+}
+
+/*
+ * The queue runs again after a pause (ring resize, fewer queue pairs).
+ * What the buffers still with the device need (the deadline, or the
+ * interrupt in stock mode) is asked for again, since a deadline that
+ * expired during the pause did nothing; and the queue is woken only if a
+ * worst-case packet fits, else the completion interrupt wakes it.
+ * Caller holds the TX queue lock.
+ */
+void vnet_tx_resumed(struct vnet_sq *sq, struct netdev_queue *txq)
+{
+	u64 now = ktime_get_ns();
+
+	vnet_tx_burst_end(sq, now);
+	if (vnet_reclaim_room(sq->vq->num_free, VNET_TX_DESC_MAX))
+		netif_tx_wake_queue(txq);
+	else
+		vnet_tx_wake_source(sq, txq, now);
+}
+
+/* The ring or the byte queue limit stopped the queue. */
+static void vnet_tx_stopped(struct vnet_sq *sq, struct netdev_queue *txq,
+			    u64 now)
+{
+	vnet_sq_inc(sq, &sq->stats.stops);
+	vnet_tx_wake_source(sq, txq, now);
 }
 
 netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
@@ -494,6 +509,18 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	}
 
 	err = vnet_tx_map(sq, skb);
+	if (unlikely(err == -ENOSPC)) {
+		/*
+		 * The queue stops whenever a worst-case packet no longer fits,
+		 * so whoever woke it did so too early: the stack keeps the
+		 * packet, the queue waits for completions to make room.
+		 */
+		netif_tx_stop_queue(txq);
+		vnet_tx_stopped(sq, txq, now);
+		vnet_tx_flush(sq);
+		vnet_tx_flush_wanted(sq);
+		return NETDEV_TX_BUSY;
+	}
 	if (unlikely(err)) {
 		vnet_sq_inc(sq, &sq->stats.drops);
 		net_warn_ratelimited("%s: TX queue %u: dropped a packet: %d\n",

@@ -1044,6 +1044,61 @@ def t_freeze_napi_tx_off(ctx: Ctx):
              f"{woken} completion interrupts while detached")
 
 
+# The slow device without indirect descriptors: a packet takes a descriptor
+# per fragment, so one stopped by a full ring (fewer free descriptors than
+# the largest packet needs) stays unable to take the next large one.
+TX_TIMER_DIRECT = TX_TIMER.with_(nics=(Nic(queues=4, props="tx=timer,x-txtimer=100000000,"
+                                                            "indirect_desc=off"),))
+
+
+@suite.test("faults.rx_resize", TX_TIMER_DIRECT, "txtimer-direct", timeout=400)
+def t_rx_resize(ctx: Ctx):
+    """RX-only ethtool -G under a transmit load that keeps a send ring full
+    (TCP from sendfile: 64 KiB segments of 16 page fragments, a descriptor
+    each; the device takes 100 ms per flush), with napi_tx=N (no byte queue
+    limits: the ring itself stops the queue) and with TX NAPI: the send
+    queues are left alone and no packet is dropped."""
+    g = ctx.g
+    if not virtio_has(g, VIRTIO_F_RING_RESET):
+        ctx.note("no RING_RESET: rings cannot be resized")
+        return
+    cpu = g.nics[0].queues - 1
+    notes = []
+    for opts in ("napi_tx=N", ""):
+        reload_with(g, opts)
+        ifn = net.ifname(g)
+        wait_xps(g, cpu)
+        ring0 = current_rings(g, ifn)
+        mark = g.mark()
+        t0 = tx_stats(g, ifn)
+        s0 = net.sysfs_stats(g, names=("tx_dropped",))
+        port = next(_ports)
+        net.host_iperf_server(g, port)
+        load = g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=12, port=port, cpu=cpu,
+                                      extra="-Z -P 2 -i 0"))
+        time.sleep(2.0)
+        sizes = [128, int(ring0["RX"]), 64, int(ring0["RX"]), 32, int(ring0["RX"])]
+        for rx in sizes:
+            g.run_ok(f"ethtool -G {ifn} rx {rx}", timeout=60)
+            time.sleep(0.4)
+        res = finish(g, load, f"the TCP sender on CPU {cpu}", 60, (port,))
+        t1 = tx_stats(g, ifn)
+        s1 = net.sysfs_stats(g, names=("tx_dropped",))
+        drops = t1.get("drops", 0) - t0.get("drops", 0)
+        log = g.new_log(mark)
+        warned = len(re.findall(r"dropped a packet", log))
+        what = opts or "napi_tx=Y"
+        check(drops == 0 and s1["tx_dropped"] == s0["tx_dropped"] and not warned,
+              f"{what}: {len(sizes)} RX-only ring resizes under a transmit load dropped "
+              f"{drops} packets (tx_dropped +{s1['tx_dropped'] - s0['tx_dropped']}, "
+              f"{warned} warnings in the log)")
+        sent = net.parse_iperf_text(res.out).get("receiver", {}).get("bytes", 0)
+        notes.append(f"{what} {sent / net.MB:.1f} MiB")
+    recovered(ctx)
+    ctx.note(f"-G rx {'/'.join(map(str, sizes))} under TCP ({', '.join(notes)}): "
+             f"no transmit drop")
+
+
 # What the README promises a quiet queue: its sent buffers come back within
 # tx-usecs-irq of the last packet, rounded up to the next tick (HZ=250:
 # 4 ms), or once the device has finished with them if that is later.  Here
