@@ -381,6 +381,7 @@ void vnet_refill_disable(struct vnet *vi);
 void vnet_refill_work(struct work_struct *work);
 void vnet_pairs_start(struct vnet *vi);
 void vnet_pairs_stop(struct vnet *vi);
+void vnet_tx_drain_all(struct vnet *vi);
 int vnet_set_pairs(struct vnet *vi, u16 pairs);
 
 /* rx.c */
@@ -410,6 +411,8 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq);
 void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now);
 void vnet_tx_recover(struct vnet_sq *sq);
 void vnet_tx_resumed(struct vnet_sq *sq, struct netdev_queue *txq);
+void vnet_tx_xdp_reclaim(struct vnet_sq *sq, unsigned int n, u64 now);
+void vnet_tx_xdp_sent(struct vnet_sq *sq, u64 now);
 void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq);
 void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now);
 void vnet_tx_timer_stopped(struct vnet_sq *sq);

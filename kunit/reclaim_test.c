@@ -19,7 +19,7 @@ static void reclaim_stock_mode(struct kunit *test)
 			VNET_RECLAIM_IRQ);
 	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&stock, &s, 5, false),
 			VNET_RECLAIM_IDLE);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&stock, &s, 0, false, 0),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&stock, &s, 0, false, true, 0),
 			VNET_RECLAIM_IRQ);
 }
 
@@ -59,15 +59,50 @@ static void reclaim_after(struct kunit *test)
 {
 	struct vnet_reclaim_state s = { .last_xmit_ns = 1000 * US };
 
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, true, 1001 * US),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, true, true, 1001 * US),
 			VNET_RECLAIM_IRQ);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 0, false, 9000 * US),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 0, false, true, 9000 * US),
 			VNET_RECLAIM_IDLE);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, 1500 * US),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, true, 1500 * US),
 			VNET_RECLAIM_DEADLINE);
 	KUNIT_EXPECT_EQ(test, vnet_reclaim_deadline(&delayed, &s), 2000 * US);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, 2000 * US),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, true, 2000 * US),
 			VNET_RECLAIM_IRQ);
+}
+
+/*
+ * XDP frames pin pages: whatever the mode, a reclaim is due within
+ * tx-usecs-irq.  Without TX NAPI only the deadline reclaims (the
+ * interrupt just wakes the queue), so it repeats while anything is out.
+ */
+static void reclaim_xdp_frames(struct kunit *test)
+{
+	struct vnet_reclaim_state s = { .last_xmit_ns = 1000 * US };
+
+	/* TX NAPI: as any burst (deadline, or the interrupt in stock mode) */
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, true),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&stock, &s, 3, true),
+			VNET_RECLAIM_IRQ);
+	/* no TX NAPI: the deadline, in stock mode too */
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, false),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&stock, &s, 3, false),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 0, false),
+			VNET_RECLAIM_IDLE);
+	s.deadline_armed = true;
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, false),
+			VNET_RECLAIM_IDLE);
+	/* no TX NAPI: the deadline repeats while buffers are out, even stopped */
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 3, false, false, 9000 * US),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 3, true, false, 1001 * US),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&stock, &s, 3, false, false, 0),
+			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 0, true, false, 0),
+			VNET_RECLAIM_IDLE);
 }
 
 static void reclaim_room_edges(struct kunit *test)
@@ -82,6 +117,7 @@ static struct kunit_case reclaim_policy_cases[] = {
 	KUNIT_CASE(reclaim_on_xmit_batches),
 	KUNIT_CASE(reclaim_deadline_at_burst_end),
 	KUNIT_CASE(reclaim_after),
+	KUNIT_CASE(reclaim_xdp_frames),
 	KUNIT_CASE(reclaim_room_edges),
 	{}
 };

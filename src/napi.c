@@ -210,7 +210,7 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	 */
 	next = vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
 				  vnet_sq_in_use(sq), netif_xmit_stopped(txq),
-				  now);
+				  true, now);
 	if (!budget) {
 		/*
 		 * netpoll polls every instance, scheduled or not, and

@@ -22,7 +22,13 @@ static int vnet_open(struct net_device *dev)
 
 static int vnet_stop(struct net_device *dev)
 {
-	vnet_pairs_stop(netdev_priv(dev));
+	struct vnet *vi = netdev_priv(dev);
+	/* After a failed restore the pairs are stopped and gone already. */
+	bool had_pairs = vi->pairs_enabled;
+
+	vnet_pairs_stop(vi);
+	if (had_pairs)
+		vnet_tx_drain_all(vi);
 	return 0;
 }
 

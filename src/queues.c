@@ -206,7 +206,11 @@ void vnet_tx_resume(struct vnet *vi, unsigned int i)
 	__netif_tx_unlock_bh(txq);
 }
 
-/* Take back what the device finished on pair @i; returns what is left. */
+/*
+ * Take back what the device finished on pair @i; returns what is left to
+ * wait for (nothing once the virtqueue is broken: a device that went away
+ * finishes nothing more).
+ */
 static unsigned int vnet_tx_drain(struct vnet *vi, unsigned int i)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(vi->dev, i);
@@ -215,7 +219,7 @@ static unsigned int vnet_tx_drain(struct vnet *vi, unsigned int i)
 
 	__netif_tx_lock_bh(txq);
 	vnet_tx_reclaim(sq, 0, ktime_get_ns());
-	left = vnet_sq_in_use(sq);
+	left = virtqueue_is_broken(sq->vq) ? 0 : vnet_sq_in_use(sq);
 	__netif_tx_unlock_bh(txq);
 	return left;
 }
@@ -358,6 +362,7 @@ void vnet_pairs_stop(struct vnet *vi)
  * stall for as long as the pair stays off.  Those queues therefore get
  * nothing more, and the device finishes what they have, before it is
  * told of the new count.  It normally takes well under a millisecond.
+ * The same wait bounds the drain of every send queue at ifdown.
  */
 #define VNET_TX_DRAIN_MS	1000
 
@@ -372,13 +377,25 @@ static void vnet_tx_drain_pairs(struct vnet *vi, unsigned int first,
 		if (!left) {
 			i++;
 		} else if (time_after(jiffies, deadline)) {
-			netdev_warn(vi->dev, "TX queue %u: the device still holds %u descriptors after %u ms; disabling the queue anyway\n",
+			netdev_warn(vi->dev, "TX queue %u: the device still holds %u descriptors after %u ms; going on without them\n",
 				    i, left, VNET_TX_DRAIN_MS);
 			i++;
 		} else {
 			usleep_range(100, 200);
 		}
 	}
+}
+
+/*
+ * The interface went down (its pairs are stopped): take back what the
+ * device finishes, so that sockets and XDP frames' pages (a redirecting
+ * NIC's pool may be waiting for them) are not held while it stays down.
+ * Caller holds RTNL.
+ */
+void vnet_tx_drain_all(struct vnet *vi)
+{
+	ASSERT_RTNL();
+	vnet_tx_drain_pairs(vi, 0, vi->max_pairs);
 }
 
 /* Change the number of active queue pairs.  Caller holds RTNL. */

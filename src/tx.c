@@ -280,7 +280,8 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq)
 	vnet_tx_wake_if_room(sq, txq);
 	vnet_tx_rearm(sq, vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
 					     vnet_sq_in_use(sq),
-					     netif_xmit_stopped(txq), now),
+					     netif_xmit_stopped(txq),
+					     sq->use_napi, now),
 		      now);
 	vnet_tx_flush_wanted(sq);
 }
@@ -470,6 +471,33 @@ void vnet_tx_resumed(struct vnet_sq *sq, struct netdev_queue *txq)
 		netif_tx_wake_queue(txq);
 	else
 		vnet_tx_wake_source(sq, txq, now);
+}
+
+/*
+ * XDP frames go into the ring (xdp.c), on a queue of their own or the
+ * stack's: take back what is done by the same rule as transmit does,
+ * before adding @n frames (also when they would not fit).
+ */
+void vnet_tx_xdp_reclaim(struct vnet_sq *sq, unsigned int n, u64 now)
+{
+	if (vnet_reclaim_on_xmit(&sq->reclaim_cfg, &sq->reclaim,
+				 vnet_sq_in_use(sq), now) ||
+	    sq->vq->num_free < n)
+		vnet_tx_reclaim(sq, 0, now);
+}
+
+/* XDP frames were added: make sure they will be reclaimed in time. */
+void vnet_tx_xdp_sent(struct vnet_sq *sq, u64 now)
+{
+	enum vnet_reclaim_next next;
+
+	sq->reclaim.last_xmit_ns = now;
+	next = vnet_reclaim_xdp_sent(&sq->reclaim_cfg, &sq->reclaim,
+				     vnet_sq_in_use(sq), sq->use_napi);
+	if (next == VNET_RECLAIM_IRQ)
+		vnet_tx_stock_burst_end(sq, now);
+	else
+		vnet_tx_rearm(sq, next, now);
 }
 
 /* The ring or the byte queue limit stopped the queue. */

@@ -108,17 +108,22 @@ static int vnet_xdp_send(struct vnet *vi, struct xdp_frame **frames, int n,
 	struct vnet_sq *sq = &vi->qp[qi].sq;
 	bool notified = false;
 	int sent = 0;
+	u64 now;
 
 	__netif_tx_lock(txq, cpu);
 	/* Detached (freeze) or resizing: the ring is off limits. */
 	if (!netif_device_present(vi->dev) || sq->paused)
 		goto out;
-	if (n && sq->vq->num_free < n)
-		vnet_tx_reclaim(sq, 0, ktime_get_ns());
+	now = ktime_get_ns();
+	if (n)
+		vnet_tx_xdp_reclaim(sq, n, now);
 	while (sent < n && !vnet_xdp_add(vi, sq, frames[sent]))
 		sent++;
 	if (kick && virtqueue_kick_prepare(sq->vq))
 		notified = virtqueue_notify(sq->vq);
+	/* Sent frames pin their pages: bound the wait for their reclaim. */
+	if (sent)
+		vnet_tx_xdp_sent(sq, now);
 out:
 	u64_stats_update_begin(&sq->stats.syncp);
 	u64_stats_add(&sq->stats.xdp_tx, sent);

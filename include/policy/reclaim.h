@@ -10,7 +10,8 @@
  * something must wake us: the queue is stopped, or the deadline found
  * buffers still with the device and nobody transmitting.  Sockets thus
  * get their memory back within tx-usecs-irq (TCP Small Queues, BQL) while
- * busy queues take almost no TX interrupts.
+ * busy queues take almost no TX interrupts.  XDP frames in a send queue
+ * get the same bound, with or without TX NAPI (they pin pages).
  *
  * tx-usecs-irq 0 selects the stock behaviour: reclaim on every transmit,
  * interrupt at the end of every burst.
@@ -48,10 +49,15 @@ enum vnet_reclaim_next vnet_reclaim_at_burst_end(const struct vnet_reclaim_cfg *
 						 const struct vnet_reclaim_state *s,
 						 unsigned int in_use,
 						 bool use_napi);
+enum vnet_reclaim_next vnet_reclaim_xdp_sent(const struct vnet_reclaim_cfg *cfg,
+					     const struct vnet_reclaim_state *s,
+					     unsigned int in_use,
+					     bool use_napi);
 enum vnet_reclaim_next vnet_reclaim_after(const struct vnet_reclaim_cfg *cfg,
 					  const struct vnet_reclaim_state *s,
 					  unsigned int in_use,
-					  bool queue_stopped, u64 now);
+					  bool queue_stopped, bool use_napi,
+					  u64 now);
 u64 vnet_reclaim_deadline(const struct vnet_reclaim_cfg *cfg,
 			  const struct vnet_reclaim_state *s);
 bool vnet_reclaim_room(unsigned int num_free, unsigned int need);

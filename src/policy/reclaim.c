@@ -44,16 +44,40 @@ enum vnet_reclaim_next vnet_reclaim_at_burst_end(const struct vnet_reclaim_cfg *
 }
 
 /*
+ * XDP frames were added.  They pin pages (of a redirecting NIC's pool,
+ * say) until they are freed, so they need a reclaim within tx-usecs-irq
+ * like a socket's skbs, also without TX NAPI: there the interrupt frees
+ * nothing, so it is the deadline (see vnet_reclaim_after()).
+ */
+enum vnet_reclaim_next vnet_reclaim_xdp_sent(const struct vnet_reclaim_cfg *cfg,
+					     const struct vnet_reclaim_state *s,
+					     unsigned int in_use,
+					     bool use_napi)
+{
+	if (use_napi)
+		return vnet_reclaim_at_burst_end(cfg, s, in_use, true);
+	if (in_use && !s->deadline_armed)
+		return VNET_RECLAIM_DEADLINE;
+	return VNET_RECLAIM_IDLE;
+}
+
+/*
  * After a reclaim by the deadline or by TX NAPI: a stopped queue needs an
  * interrupt to be woken; buffers left with the device of a queue that has
  * been quiet for tx-usecs-irq need one too (nobody else will come by);
- * a busy queue only needs the deadline to stay armed.
+ * a busy queue only needs the deadline to stay armed.  Without TX NAPI
+ * the interrupt only wakes the queue and reclaims nothing, and only XDP
+ * frames arm the deadline (skbs are orphaned): it repeats while buffers
+ * are with the device.
  */
 enum vnet_reclaim_next vnet_reclaim_after(const struct vnet_reclaim_cfg *cfg,
 					  const struct vnet_reclaim_state *s,
 					  unsigned int in_use,
-					  bool queue_stopped, u64 now)
+					  bool queue_stopped, bool use_napi,
+					  u64 now)
 {
+	if (!use_napi)
+		return in_use ? VNET_RECLAIM_DEADLINE : VNET_RECLAIM_IDLE;
 	if (queue_stopped || !vnet_reclaim_delayed(cfg))
 		return VNET_RECLAIM_IRQ;
 	if (!in_use)
