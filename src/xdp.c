@@ -585,6 +585,31 @@ static void vnet_xdp_stop(struct vnet *vi)
 	vnet_xdp_rxq_unreg(vi, vi->max_pairs);
 }
 
+/*
+ * A program leaves a device that has no virtqueues (detached: its restore
+ * failed).  Nothing may touch the queues or the device, which is reset;
+ * only the state goes, so that the next restore programs the stack's
+ * pairs and offloads (vnet_replay_filters()).  Caller holds RTNL.
+ */
+static void vnet_xdp_forget(struct vnet *vi)
+{
+	unsigned int extra = vi->xdp_pairs;
+
+	WRITE_ONCE(vi->xdp_pairs, 0);
+	if (extra) {
+		WRITE_ONCE(vi->curr_pairs, vi->curr_pairs - extra);
+		/* as in vnet_xdp_stop(): not while the netdev goes away */
+		if (vi->dev->reg_state == NETREG_REGISTERED)
+			netif_set_real_num_rx_queues(vi->dev, vi->curr_pairs);
+	}
+	WRITE_ONCE(vi->xdp_headroom, 0);
+	if (vi->xdp_saved_offloads) {
+		vi->offloads = vi->xdp_saved_offloads;
+		vi->xdp_saved_offloads = 0;
+	}
+	vnet_xdp_rxq_unreg(vi, vi->max_pairs);
+}
+
 static void vnet_xdp_get_limits(struct vnet_xdp_limits *lim)
 {
 	lim->single = vnet_xdp_page_frame();
@@ -618,6 +643,24 @@ static int vnet_xdp_set(struct net_device *dev, struct bpf_prog *prog,
 	BUILD_BUG_ON((int)VNET_XDP_SMALL != (int)VNET_RX_SMALL ||
 		     (int)VNET_XDP_BIG != (int)VNET_RX_BIG ||
 		     (int)VNET_XDP_MERGEABLE != (int)VNET_RX_MERGEABLE);
+	/*
+	 * Detached (a restore failed, so there are no virtqueues; ethtool is
+	 * refused then, ndo_bpf is not): a program may go, none may come.
+	 */
+	if (!netif_device_present(dev) || !vi->qp[0].sq.vq) {
+		if (prog) {
+			vnet_extack_msg(extack,
+					"the device has no virtqueues (its restore failed); attach after the next resume");
+			netdev_warn(dev, "XDP: the device has no virtqueues (its restore failed)\n");
+			return -ENODEV;
+		}
+		rcu_assign_pointer(vi->xdp_prog, NULL);
+		if (old) {
+			bpf_prog_put(old);
+			vnet_xdp_forget(vi);
+		}
+		return 0;
+	}
 	/* A replacement is checked too: it may not take fragments. */
 	if (prog) {
 		vnet_xdp_get_limits(&lim);

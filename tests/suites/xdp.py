@@ -553,3 +553,53 @@ def t_tx_reclaim(ctx: Ctx):
         return_counter(g, False)
     ctx.note(", ".join(notes))
 
+
+SUSPEND = ("echo devices >/sys/power/pm_test && echo mem >/sys/power/state; rc=$?; "
+           "echo none >/sys/power/pm_test; exit $rc")
+
+
+@suite.test("xdp.failed_restore", XDP, "xdp", timeout=400)
+def t_failed_restore(ctx: Ctx):
+    """A restore that fails (vnet_fault fails the virtqueue setup of both NICs:
+    their restore order varies) while a program with dedicated XDP queues is
+    attached to nic0: detaching it works (no virtqueues touched), attaching
+    one is refused with a reason, and the next suspend/resume brings the NICs
+    back, where XDP works again."""
+    g = ctx.g
+    if ctx.driver != "ours":
+        ctx.note("ours only (the failure is injected into our restore)")
+        return
+    from .functional import put_kmod
+    _ensure_detached(g)
+    ifn0 = net.ifname(g, 0)
+    ko = put_kmod(ctx, "vnet_fault")
+    attach(g, 0, "pass")
+    mark = g.mark()
+    g.run_ok(f"insmod {ko} func=vnet_vqs_init times=2")
+    g.run(SUSPEND, timeout=120)  # the PM core reports the failure, not the write
+    n = g.run_ok("cat /sys/module/vnet_fault/parameters/injected; rmmod vnet_fault").strip()
+    check(n == "2", f"the failure was injected {n} times:\n{g.new_log(mark)[-1500:]}")
+    # ethtool is refused on a detached device
+    failed = [i for i in range(2) if g.run(f"ethtool -i {net.ifname(g, i)}").rc != 0]
+    check(failed == [0, 1], f"NICs whose restore failed: {failed}, expected both:\n"
+                            f"{g.new_log(mark)[-1500:]}")
+    r = g.run(f"/usr/sbin/ip link set dev {ifn0} xdpdrv off", timeout=60)
+    check(r.rc == 0, f"detaching XDP from nic0 without virtqueues failed (rc={r.rc}"
+                     f"{', timed out' if r.timed_out else ''}): {r.out}{r.err}")
+    out = g.run_ok(f"/usr/sbin/ip link show dev {ifn0}")
+    check("prog/xdp" not in out, f"program still attached:\n{out}")
+    r = try_attach(g, 0, "pass")
+    check(r.rc != 0, "XDP attached to nic0 without virtqueues")
+    why = (r.out + r.err).strip().splitlines()[-1:] or [""]
+    check(why[0] != "", "attach refused without a message")
+    g.run_ok(SUSPEND, timeout=120)
+    net.ping(g, count=3)
+    net.ping(g, nic=1, count=2)
+    check(net.channels(g).get("combined") == 2, f"nic0 channels {net.channels(g)} after restore")
+    attach(g, 0, "pass")
+    net.ping(g, count=2)
+    detach(g, 0)
+    net.tcp_both(g, seconds=2)
+    ctx.note(f"detach without virtqueues ok, attach refused ({why[0][-70:]}); "
+             f"the next restore brought both NICs back")
+
