@@ -146,7 +146,7 @@ static struct vnet_int_opt vnet_opt_tx_usecs = {
 };
 module_param_cb(tx_usecs, &vnet_int_ops, &vnet_opt_tx_usecs, 0444);
 MODULE_PARM_DESC(tx_usecs,
-		 "Longest a packet waits for its notification, 0..10000 us; 0 = no holding (default 4000)");
+		 "Longest a packet waits for its notification, 0..10000 us; 0 = no holding (default 8000)");
 
 static struct vnet_bool_opt vnet_opt_adaptive_tx = {
 	.val = &vnet_opts.adaptive_tx, .def = VNET_TX_ADAPTIVE_DEFAULT,

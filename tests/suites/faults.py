@@ -29,7 +29,7 @@ from harness.guest import Guest, Nic, VMConfig
 from harness.runner import Ctx, Suite
 from harness.util import CheckFailed, VmTestError, log, timeout_scale
 
-from .functional import check, poll, put_kmod
+from .functional import check, host_modinfo, poll, put_kmod
 
 suite = Suite("faults")
 soak_suite = Suite("soak")
@@ -581,9 +581,34 @@ def t_modparams(ctx: Ctx):
     text = reload_with(g, "tx_frames=8 tx_usecs=0")
     check("needs tx-usecs above 0" in text, f"no warning for tx_frames=8 tx_usecs=0:\n{text[-1500:]}")
     reload_with(g, "")
+    helped = check_help(ctx, params(g))
     recovered(ctx)
     ctx.note(f"{len(INT_OPTS) + len(BOOL_OPTS) + 1} options x {len(bad_sets)} bad values, "
-             f"both limits, 2 invalid combinations")
+             f"both limits, 2 invalid combinations; {helped} help texts match")
+
+
+def check_help(ctx: Ctx, loaded: dict[str, str]) -> int:
+    """Every option's help text (modinfo) names the default it is loaded with
+    and the range the driver takes; returns how many were checked."""
+    text = host_modinfo(ctx.module, "parm")
+    ranges = {n: (lo, hi) for n, _d, lo, hi in INT_OPTS}
+    bad, n = [], 0
+    for line in text.splitlines():
+        name, _, desc = line.partition(":")
+        if name not in loaded:
+            continue
+        n += 1
+        m = re.search(r"\(default (\S+?)\)\s*$", desc)
+        if not m or m.group(1) != loaded[name]:
+            bad.append(f"{name}: help says {m.group(1) if m else 'no default'}, "
+                       f"loaded {loaded[name]}")
+        r = re.search(r"\b(\d+)\.\.(\d+)\b", desc)
+        if r and name in ranges and (int(r.group(1)), int(r.group(2))) != ranges[name]:
+            bad.append(f"{name}: help says {r.group(0)}, the driver takes "
+                       f"{ranges[name][0]}..{ranges[name][1]}")
+    check(n == len(loaded), f"{n} help texts for {len(loaded)} options:\n{text}")
+    check(not bad, "module option help (modinfo) disagrees with the driver: " + "; ".join(bad))
+    return n
 
 
 # --- integrity soak -----------------------------------------------------------------------
