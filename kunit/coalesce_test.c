@@ -83,12 +83,80 @@ static void coal_rx_bounds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_rx_coal_check(&c, 256, &why), 0);
 }
 
+/* The default tx-frames follows the ring; a value a user set does not. */
+static void coal_frames_follow_ring(struct kunit *test)
+{
+	struct vnet_tx_coal c;
+	const char *why;
+
+	vnet_tx_coal_default(&c);
+	KUNIT_EXPECT_EQ(test, vnet_tx_frames(&c, 256), 64U);
+	KUNIT_EXPECT_EQ(test, vnet_tx_frames(&c, 32), 32U);
+	KUNIT_EXPECT_EQ(test, vnet_tx_coal_check(&c, 32, &why), 0);
+	c.frames_auto = false;
+	KUNIT_EXPECT_EQ(test, vnet_tx_frames(&c, 32), 64U);
+	KUNIT_EXPECT_EQ(test, vnet_tx_coal_check(&c, 32, &why), -EINVAL);
+}
+
+/*
+ * ethtool -C with what ethtool -c reported changes nothing: automatic
+ * settings stay automatic (and a smaller ring is still accepted); other
+ * numbers are the user's.
+ */
+static void coal_round_trip(struct kunit *test)
+{
+	struct vnet_tx_coal cur, req;
+	const char *why;
+
+	vnet_tx_coal_default(&cur);
+	req = cur;
+	req.frames = vnet_tx_frames(&cur, 256);		/* 64, as -c shows */
+	req.irq_frames = vnet_tx_irq_frames(&cur, 256);	/* 128 */
+	req.frames_auto = false;			/* as from ethtool */
+	vnet_tx_coal_keep(&req, &cur, 256);
+	KUNIT_EXPECT_TRUE(test, req.frames_auto);
+	KUNIT_EXPECT_EQ(test, req.irq_frames, 0U);
+	KUNIT_EXPECT_EQ(test, vnet_tx_coal_check(&req, 32, &why), 0);
+	KUNIT_EXPECT_EQ(test, vnet_tx_frames(&req, 32), 32U);
+	KUNIT_EXPECT_EQ(test, vnet_tx_irq_frames(&req, 32), 16U);
+
+	/* on a 32-entry ring -c shows 32 and 16: still automatic */
+	cur = req;
+	req.frames = 32;
+	req.irq_frames = 16;
+	vnet_tx_coal_keep(&req, &cur, 32);
+	KUNIT_EXPECT_TRUE(test, req.frames_auto);
+	KUNIT_EXPECT_EQ(test, vnet_tx_frames(&req, 256), 64U);
+	KUNIT_EXPECT_EQ(test, req.irq_frames, 0U);
+
+	/* other numbers are kept as given and pin the ring size */
+	req.frames = 48;
+	req.irq_frames = 40;
+	vnet_tx_coal_keep(&req, &cur, 256);
+	KUNIT_EXPECT_FALSE(test, req.frames_auto);
+	KUNIT_EXPECT_EQ(test, req.frames, 48U);
+	KUNIT_EXPECT_EQ(test, req.irq_frames, 40U);
+	KUNIT_EXPECT_EQ(test, vnet_tx_coal_check(&req, 32, &why), -EINVAL);
+	/* ... and written back they stay */
+	cur = req;
+	vnet_tx_coal_keep(&req, &cur, 256);
+	KUNIT_EXPECT_FALSE(test, req.frames_auto);
+	KUNIT_EXPECT_EQ(test, req.frames, 48U);
+	KUNIT_EXPECT_EQ(test, req.irq_frames, 40U);
+	/* tx-frames-irq 0 is half the ring again */
+	req.irq_frames = 0;
+	vnet_tx_coal_keep(&req, &cur, 256);
+	KUNIT_EXPECT_EQ(test, req.irq_frames, 0U);
+}
+
 static struct kunit_case coal_cases[] = {
 	KUNIT_CASE(coal_defaults_valid),
 	KUNIT_CASE(coal_refuses_unbounded_hold),
 	KUNIT_CASE(coal_bounds),
 	KUNIT_CASE(coal_irq_frames_auto),
 	KUNIT_CASE(coal_rx_bounds),
+	KUNIT_CASE(coal_frames_follow_ring),
+	KUNIT_CASE(coal_round_trip),
 	{}
 };
 

@@ -168,15 +168,13 @@ static void vnet_probe_coal(struct vnet *vi)
 	const char *why;
 	unsigned int i;
 
-	/* The default batch shrinks, unasked, to a smaller ring. */
-	if (tc.frames == VNET_TX_FRAMES_DEFAULT)
-		tc.frames = min(tc.frames, ring);
+	/* The default batch follows the ring, unasked (policy/coalesce.h). */
+	tc.frames_auto = tc.frames == VNET_TX_FRAMES_DEFAULT;
 	if (vnet_tx_coal_check(&tc, ring, &why)) {
 		dev_warn(&vi->vdev->dev,
 			 "options tx_frames=%u tx_usecs=%u tx_frames_irq=%u tx_usecs_irq=%u: %s; using the defaults\n",
 			 tc.frames, tc.usecs, tc.irq_frames, tc.irq_usecs, why);
 		vnet_tx_coal_default(&tc);
-		tc.frames = min(tc.frames, ring);
 	}
 	if (vnet_rx_coal_check(&rc, virtqueue_get_vring_size(vi->qp[0].rq.vq),
 			       &why)) {

@@ -268,7 +268,8 @@ static void vnet_coal_to_ec(const struct vnet_qp *qp,
 	ec->use_adaptive_rx_coalesce = qp->rq.coal.adaptive;
 	ec->rx_coalesce_usecs_high = qp->rq.coal.usecs_high;
 
-	ec->tx_max_coalesced_frames = c->frames;
+	ec->tx_max_coalesced_frames =
+		vnet_tx_frames(c, virtqueue_get_vring_size(sq->vq));
 	ec->tx_coalesce_usecs = c->usecs;
 	ec->use_adaptive_tx_coalesce = c->adaptive;
 	ec->tx_max_coalesced_frames_irq =
@@ -284,6 +285,7 @@ static void vnet_ec_to_coal(const struct ethtool_coalesce *ec,
 	rc->adaptive = ec->use_adaptive_rx_coalesce;
 	rc->usecs_high = ec->rx_coalesce_usecs_high;
 	c->frames = ec->tx_max_coalesced_frames;
+	c->frames_auto = false;
 	c->usecs = ec->tx_coalesce_usecs;
 	c->adaptive = ec->use_adaptive_tx_coalesce;
 	c->irq_frames = ec->tx_max_coalesced_frames_irq;
@@ -338,6 +340,8 @@ static int vnet_set_coalesce(VNET_COALESCE_ARGS)
 {
 	struct netlink_ext_ack *ack = VNET_COALESCE_EXTACK;
 	struct vnet *vi = netdev_priv(dev);
+	const struct vnet_tx_coal *cur = &vi->qp[0].sq.coal;
+	unsigned int ring = virtqueue_get_vring_size(vi->qp[0].sq.vq);
 	struct vnet_rx_coal rc, old_rx;
 	struct vnet_tx_coal c, old_tx;
 	int err;
@@ -346,13 +350,14 @@ static int vnet_set_coalesce(VNET_COALESCE_ARGS)
 #if VNET_HAVE_TX_AGGR
 	/*
 	 * tx-aggr-max-frames/-time-usecs are the same settings as
-	 * tx-frames/tx-usecs: take whichever of a pair the user changed.
+	 * tx-frames/tx-usecs: take whichever of a pair the user changed
+	 * from what -c reported.
 	 */
 	{
-		const struct vnet_tx_coal *cur = &vi->qp[0].sq.coal;
+		u32 frames = vnet_tx_frames(cur, ring);
 
-		if (kec->tx_aggr_max_frames != cur->frames) {
-			if (c.frames != cur->frames &&
+		if (kec->tx_aggr_max_frames != frames) {
+			if (c.frames != frames &&
 			    c.frames != kec->tx_aggr_max_frames) {
 				vnet_refuse(dev, ack,
 					    "tx-frames and tx-aggr-max-frames are one setting: give one value");
@@ -371,6 +376,8 @@ static int vnet_set_coalesce(VNET_COALESCE_ARGS)
 		}
 	}
 #endif
+	/* What -c showed for pair 0, written back, changes nothing. */
+	vnet_tx_coal_keep(&c, cur, ring);
 	/*
 	 * The device-wide settings, which a device without per-queue
 	 * coalescing commands is programmed with; kept on failure.
@@ -411,6 +418,8 @@ static int vnet_set_per_queue_coalesce(struct net_device *dev, u32 queue,
 		return -EINVAL;
 	}
 	vnet_ec_to_coal(ec, &c, &rc);
+	vnet_tx_coal_keep(&c, &vi->qp[queue].sq.coal,
+			  virtqueue_get_vring_size(vi->qp[queue].sq.vq));
 	return vnet_apply_coal(dev, queue, queue + 1, &c, &rc, NULL);
 }
 

@@ -323,7 +323,7 @@ static void vnet_tx_apply_coal(struct vnet_sq *sq)
 {
 	unsigned int ring = virtqueue_get_vring_size(sq->vq);
 
-	sq->kick_cfg.frames = sq->coal.frames;
+	sq->kick_cfg.frames = vnet_tx_frames(&sq->coal, ring);
 	sq->kick_cfg.usecs = sq->coal.usecs;
 	sq->kick_cfg.adaptive = sq->coal.adaptive;
 	vnet_kick_init(&sq->kick, &sq->kick_cfg);

@@ -24,6 +24,12 @@
  *                  tick (0: no bulk deferral)
  * On kernels with the TX aggregation fields, tx-aggr-max-frames and
  * tx-aggr-time-usecs are the same settings as tx-frames and tx-usecs.
+ *
+ * Two settings follow the TX ring until a user sets them: tx-frames-irq 0
+ * (half the ring) and the default tx-frames (64, at most the ring).
+ * ethtool -c reports the numbers in effect; ethtool -C with the number -c
+ * reports keeps the setting as it is, so that writing back what -c showed
+ * changes nothing (vnet_tx_coal_keep()).
  */
 #ifndef VNET_COAL_H
 #define VNET_COAL_H
@@ -49,6 +55,7 @@
 
 struct vnet_tx_coal {
 	u32 frames;
+	bool frames_auto;	/* the default: min(frames, ring) */
 	u32 usecs;
 	bool adaptive;
 	u32 irq_frames;
@@ -68,6 +75,9 @@ int vnet_rx_coal_check(const struct vnet_rx_coal *c, unsigned int ring,
 		       const char **why);
 int vnet_tx_coal_check(const struct vnet_tx_coal *c, unsigned int ring,
 		       const char **why);
+u32 vnet_tx_frames(const struct vnet_tx_coal *c, unsigned int ring);
 u32 vnet_tx_irq_frames(const struct vnet_tx_coal *c, unsigned int ring);
+void vnet_tx_coal_keep(struct vnet_tx_coal *req, const struct vnet_tx_coal *cur,
+		       unsigned int ring);
 
 #endif /* VNET_COAL_H */

@@ -9,6 +9,7 @@
 void vnet_tx_coal_default(struct vnet_tx_coal *c)
 {
 	c->frames = VNET_TX_FRAMES_DEFAULT;
+	c->frames_auto = true;
 	c->usecs = VNET_TX_USECS_DEFAULT;
 	c->adaptive = VNET_TX_ADAPTIVE_DEFAULT;
 	c->irq_frames = VNET_TX_IRQ_FRAMES_DEFAULT;
@@ -22,7 +23,9 @@ void vnet_tx_coal_default(struct vnet_tx_coal *c)
 int vnet_tx_coal_check(const struct vnet_tx_coal *c, unsigned int ring,
 		       const char **why)
 {
-	if (c->frames > ring) {
+	u32 frames = vnet_tx_frames(c, ring);
+
+	if (frames > ring) {
 		*why = "tx-frames cannot exceed the TX ring size";
 		return -EINVAL;
 	}
@@ -30,7 +33,7 @@ int vnet_tx_coal_check(const struct vnet_tx_coal *c, unsigned int ring,
 		*why = "tx-usecs must be at most 10000";
 		return -EINVAL;
 	}
-	if (c->frames != 1 && c->frames && !c->usecs) {
+	if (frames != 1 && frames && !c->usecs) {
 		*why = "tx-frames above 1 needs tx-usecs above 0, or packets could wait forever";
 		return -EINVAL;
 	}
@@ -45,12 +48,40 @@ int vnet_tx_coal_check(const struct vnet_tx_coal *c, unsigned int ring,
 	return 0;
 }
 
+/* Kick batch in effect: tx-frames; the default shrinks to a smaller ring. */
+u32 vnet_tx_frames(const struct vnet_tx_coal *c, unsigned int ring)
+{
+	if (c->frames_auto && c->frames > ring)
+		return ring;
+	return c->frames;
+}
+
 /* Reclaim batch in effect: tx-frames-irq, or half the ring for 0. */
 u32 vnet_tx_irq_frames(const struct vnet_tx_coal *c, unsigned int ring)
 {
 	if (c->irq_frames)
 		return c->irq_frames;
 	return ring > 1 ? ring / 2 : 1;
+}
+
+/*
+ * ethtool -C asks for @req on a queue whose settings are @cur and whose
+ * ring has @ring entries.  The kernel fills the fields a user left out
+ * with what -c reported, the number in effect, and a user may write back
+ * what -c showed: a number equal to that keeps @cur's setting, so an
+ * automatic one goes on following the ring.  Any other number is the
+ * user's (tx-frames-irq 0: half the ring, again).
+ */
+void vnet_tx_coal_keep(struct vnet_tx_coal *req, const struct vnet_tx_coal *cur,
+		       unsigned int ring)
+{
+	req->frames_auto = false;
+	if (req->frames == vnet_tx_frames(cur, ring)) {
+		req->frames = cur->frames;
+		req->frames_auto = cur->frames_auto;
+	}
+	if (req->irq_frames == vnet_tx_irq_frames(cur, ring))
+		req->irq_frames = cur->irq_frames;
 }
 
 void vnet_rx_coal_default(struct vnet_rx_coal *c)

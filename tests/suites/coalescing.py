@@ -337,3 +337,69 @@ def t_tx_timestamps(ctx: Ctx):
             set_coal(g, ifn, "adaptive-tx on tx-frames 32 tx-usecs 2000 tx-usecs-irq 1000")
     ctx.note(", ".join(notes))
 
+
+@suite.test("coal.round_trip", COAL, "coal")
+def t_round_trip(ctx: Ctx):
+    """Writing back what ethtool -c shows (ethtool -C with every value) changes
+    nothing: automatic settings (tx-frames-irq 0, half the ring; the default
+    tx-frames, at most the ring) stay automatic, so a smaller TX ring is still
+    accepted and they follow it."""
+    if not require_ours(ctx):
+        return
+    g = ctx.g
+    ifn = net.ifname(g)
+    fields = ("tx-frames", "tx-usecs", "tx-frames-irq", "tx-usecs-irq", "rx-frames",
+              "rx-usecs", "rx-usecs-high")
+
+    def write_back() -> dict[str, str]:
+        """ethtool -C with every value -c shows and rx-usecs changed (the
+        kernel calls the driver only when something changed), then again
+        with rx-usecs back: -c must show the same as before both times."""
+        c = coalesce(g, ifn)
+        for rx_usecs in (int(c["rx-usecs"]) + 1, int(c["rx-usecs"])):
+            args = " ".join(f"{k} {rx_usecs if k == 'rx-usecs' else c[k]}"
+                            for k in fields if k in c)
+            set_coal(g, ifn, args)
+            after = coalesce(g, ifn)
+            want = dict(c, **{"rx-usecs": str(rx_usecs)})
+            diff = {k: (want.get(k), after.get(k)) for k in set(want) | set(after)
+                    if want.get(k) != after.get(k)}
+            check(not diff, f"ethtool -C {args} (what -c showed) changed -c: {diff} "
+                            f"(written, shown after)")
+        return c
+
+    # the defaults of a fresh load, as ethtool -c shows them
+    g.run_ok("vnet unload && vnet load && vnet nicup", timeout=90)
+    g.refresh_nics()
+    ifn = net.ifname(g)
+    before = write_back()
+    out = g.run_ok(f"ethtool -g {ifn}")
+    tx_ring = int(re.search(r"^TX:\s*(\d+)", out.split("Current")[-1], re.M).group(1))
+    notes = [f"-c/-C round trip: tx-frames {before.get('tx-frames')}, "
+             f"tx-frames-irq {before.get('tx-frames-irq')}"]
+    r = g.run(f"ethtool -G {ifn} tx 32", timeout=60)
+    if r.rc != 0 and ("not supported" in r.err + r.out or "EOPNOTSUPP" in r.err + r.out
+                      or "cannot reset" in r.err + r.out or "needs kernel" in r.err + r.out):
+        ctx.note(notes[0] + "; rings cannot be resized here")
+        return
+    check(r.rc == 0, f"ethtool -G tx 32 after writing back -c was refused: {r.out}{r.err}")
+    small = write_back()
+    check(small.get("tx-frames") == "32" and small.get("tx-frames-irq") == "16",
+          f"with a 32-entry TX ring -c shows tx-frames {small.get('tx-frames')}, "
+          f"tx-frames-irq {small.get('tx-frames-irq')} (expected 32 and 16)")
+    g.run_ok(f"ethtool -G {ifn} tx {tx_ring}", timeout=60)
+    back = coalesce(g, ifn)
+    check(back.get("tx-frames") == before.get("tx-frames") and
+          back.get("tx-frames-irq") == before.get("tx-frames-irq"),
+          f"back at {tx_ring} entries -c shows tx-frames {back.get('tx-frames')}, "
+          f"tx-frames-irq {back.get('tx-frames-irq')}; before {before}")
+    # a value the user sets is kept, and a smaller ring refused
+    set_coal(g, ifn, "tx-frames 48 tx-frames-irq 40")
+    r = g.run(f"ethtool -G {ifn} tx 32", timeout=60)
+    check(r.rc != 0, "ethtool -G tx 32 accepted below tx-frames 48 set by the user")
+    g.run_ok("vnet unload && vnet load && vnet nicup", timeout=90)
+    g.refresh_nics()
+    net.ping(g, count=2)
+    notes.append(f"-G tx 32 then {tx_ring}: tx-frames/-irq followed the ring "
+                 f"(32/16, back to {back.get('tx-frames')}/{back.get('tx-frames-irq')})")
+    ctx.note("; ".join(notes))

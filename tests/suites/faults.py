@@ -281,9 +281,13 @@ def t_ethtool(ctx: Ctx):
     cur = {"rx": rx_max, "tx": tx_max}
     coal = {"tx-frames": "32", "tx-usecs": "100", "tx-frames-irq": "0", "rx-frames": "32"}
     set_coal(g, ifn, coal)
+    # tx-frames-irq 0 means half the ring, and -c shows that number: writing
+    # back the number -c shows keeps it automatic (it follows the ring)
+    irq_auto = True
     did = {"L": 0, "G": 0, "C": 0, "G refused": 0}
 
     def change(i):
+        nonlocal irq_auto
         what = rng.choice("LGC" if resize else "LC")
         if what == "L":
             c = rng.randint(1, nq)
@@ -293,8 +297,8 @@ def t_ethtool(ctx: Ctx):
         elif what == "G":
             rx, tx = rng.choice(sizes["rx"]), rng.choice(sizes["tx"])
             cmd = f"ethtool -G {ifn} rx {rx} tx {tx}"
-            if max(int(coal["tx-frames"]), int(coal["tx-frames-irq"])) > tx or \
-                    int(coal["rx-frames"]) > rx:
+            irq = 0 if irq_auto else int(coal["tx-frames-irq"])
+            if max(int(coal["tx-frames"]), irq) > tx or int(coal["rx-frames"]) > rx:
                 # the coalescing frame counts would not fit the smaller rings
                 refused(g, cmd, "-G below the coalescing frame counts")
                 what = "G refused"
@@ -306,7 +310,12 @@ def t_ethtool(ctx: Ctx):
                   f"ethtool -g {got} after {cmd}, expected {cur}")
         else:
             c = _coal_choice(rng, cur["rx"], cur["tx"])
+            shown = kv(g.run_ok(f"ethtool -c {ifn}")).get("tx-frames-irq")
             set_coal(g, ifn, c)
+            if c["tx-frames-irq"] == "0":
+                irq_auto = True
+            elif c["tx-frames-irq"] != shown:
+                irq_auto = False
             coal.update(c)
         did[what] += 1
 
