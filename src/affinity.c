@@ -3,7 +3,8 @@
  * Applies the affinity plan (policy/affinity.c): each active queue pair's
  * RX and TX interrupts on one CPU (so NAPI runs there too), and XPS from
  * the plan.  All virtio NICs of this driver are planned together and
- * re-planned on probe, remove, restore, ethtool -L and CPU hotplug.
+ * re-planned on probe, remove, restore, ethtool -L, XDP attach and detach
+ * and CPU hotplug.
  *
  * The interrupts are placed through virtqueue_set_affinity(), which sets
  * the IRQ's affinity and publishes it as a hint: a user or irqbalance may
@@ -82,19 +83,32 @@ static unsigned int vnet_aff_topology(struct vnet_topo_cpu *cpus,
 	return n;
 }
 
+/*
+ * Apply plan @p from its pair @first on to the stack's @pairs pairs of
+ * @vi, and place the @xdp pairs after them that XDP enabled: CPU n sends
+ * its XDP frames on pair @pairs + n (policy/xdp.h), so that pair's
+ * interrupts go to CPU n, unless it is offline or @skip (going down); the
+ * stack does not send there, so they get no XPS.
+ */
 static void vnet_aff_apply(struct vnet *vi, const struct vnet_plan *p,
-			   unsigned int first, unsigned int pairs)
+			   unsigned int first, unsigned int pairs,
+			   unsigned int xdp, unsigned int skip)
 {
-	unsigned int i;
+	unsigned int i, cpu;
 
 	for (i = 0; i < vi->max_pairs; i++) {
 		struct vnet_qp *qp = &vi->qp[i];
 		struct cpumask *xps = vi->aff_xps[i];
 
 		if (i >= pairs) {
-			virtqueue_set_affinity(qp->rq.vq, NULL);
-			virtqueue_set_affinity(qp->sq.vq, NULL);
-			vi->aff_cpu[i] = U16_MAX;
+			cpu = i - pairs;
+			if (i >= pairs + xdp || cpu == skip || !cpu_online(cpu))
+				cpu = U16_MAX;
+			virtqueue_set_affinity(qp->rq.vq, cpu == U16_MAX ?
+					       NULL : cpumask_of(cpu));
+			virtqueue_set_affinity(qp->sq.vq, cpu == U16_MAX ?
+					       NULL : cpumask_of(cpu));
+			vi->aff_cpu[i] = cpu;
 			cpumask_clear(xps);
 			continue;
 		}
@@ -105,7 +119,7 @@ static void vnet_aff_apply(struct vnet *vi, const struct vnet_plan *p,
 		virtqueue_set_affinity(qp->sq.vq, cpumask_of(vi->aff_cpu[i]));
 		vnet_set_xps_cpus(vi->dev, cpumask_bits(xps), i);
 	}
-	vi->aff_pairs = pairs;
+	vi->aff_pairs = pairs + xdp;
 }
 
 static void vnet_aff_log(struct vnet *vi)
@@ -122,14 +136,15 @@ static void vnet_aff_log(struct vnet *vi)
  * CPU hotplug lock held (or from a hotplug callback) and vnet_aff_lock.
  *
  * The hotplug callbacks do not hold RTNL, so a device's curr_pairs may
- * change meanwhile (ethtool -L, which re-plans once it is done): it is
- * read once per device, and the plan, its application, the log and the
- * sysfs file all use that one count.
+ * change meanwhile (ethtool -L, XDP, which re-plan once they are done):
+ * it is read once per device, and the plan, its application, the log and
+ * the sysfs file all use that one count.  Pairs enabled for XDP only are
+ * not planned with the stack's (see vnet_aff_apply()).
  */
 static void vnet_aff_replan(unsigned int skip, bool log)
 {
 	struct vnet_topo_cpu *cpus;
-	unsigned int *pairs, ndev = 0, total = 0, ncpus, k, first;
+	unsigned int *pairs, *xdp, ndev = 0, total = 0, ncpus, k, first;
 	struct vnet_plan plan;
 	struct vnet *vi;
 
@@ -144,7 +159,8 @@ static void vnet_aff_replan(unsigned int skip, bool log)
 
 	cpus = kcalloc(nr_cpu_ids, sizeof(*cpus), GFP_KERNEL);
 	pairs = kcalloc(ndev, sizeof(*pairs), GFP_KERNEL);
-	if (!cpus || !pairs)
+	xdp = kcalloc(ndev, sizeof(*xdp), GFP_KERNEL);
+	if (!cpus || !pairs || !xdp)
 		goto out;
 	ncpus = vnet_aff_topology(cpus, skip);
 	k = 0;
@@ -152,6 +168,11 @@ static void vnet_aff_replan(unsigned int skip, bool log)
 		if (!vi->aff_active)
 			continue;
 		pairs[k] = READ_ONCE(vi->curr_pairs);
+		xdp[k] = READ_ONCE(vi->xdp_pairs);
+		if (xdp[k] < pairs[k])
+			pairs[k] -= xdp[k];
+		else
+			xdp[k] = 0;
 		total += pairs[k++];
 	}
 
@@ -163,7 +184,8 @@ static void vnet_aff_replan(unsigned int skip, bool log)
 		list_for_each_entry(vi, &vnet_aff_devices, aff_node) {
 			if (!vi->aff_active)
 				continue;
-			vnet_aff_apply(vi, &plan, first, pairs[k]);
+			vnet_aff_apply(vi, &plan, first, pairs[k], xdp[k],
+				       skip);
 			first += pairs[k++];
 			if (log)
 				vnet_aff_log(vi);
@@ -171,6 +193,7 @@ static void vnet_aff_replan(unsigned int skip, bool log)
 	}
 	vnet_plan_free(&plan);
 out:
+	kfree(xdp);
 	kfree(pairs);
 	kfree(cpus);
 }

@@ -553,6 +553,7 @@ static int vnet_xdp_start(struct vnet *vi, struct netlink_ext_ack *extack)
 		/* The stack keeps its queues; the rest are XDP's. */
 		netif_set_real_num_tx_queues(vi->dev, stack);
 		WRITE_ONCE(vi->xdp_pairs, extra);
+		vnet_affinity_update();
 	} else {
 		netdev_info(vi->dev, "XDP: %u queue pairs for %u CPUs: XDP frames share the stack's queues, under their lock\n",
 			    vi->max_pairs, nr_cpu_ids);
@@ -570,9 +571,11 @@ static void vnet_xdp_stop(struct vnet *vi)
 	 * away (the core detaches programs while unregistering it; queue
 	 * counts changed then leave references on the netdev behind).
 	 */
-	if (extra && vi->dev->reg_state == NETREG_REGISTERED &&
-	    vnet_set_pairs(vi, vi->curr_pairs - extra))
-		netdev_warn(vi->dev, "XDP queue pairs stay enabled\n");
+	if (extra && vi->dev->reg_state == NETREG_REGISTERED) {
+		if (vnet_set_pairs(vi, vi->curr_pairs - extra))
+			netdev_warn(vi->dev, "XDP queue pairs stay enabled\n");
+		vnet_affinity_update();
+	}
 	WRITE_ONCE(vi->xdp_headroom, 0);
 	if (vi->xdp_saved_offloads) {
 		if (vnet_ctrl_set_offloads(vi, vi->xdp_saved_offloads))

@@ -603,3 +603,57 @@ def t_failed_restore(ctx: Ctx):
     ctx.note(f"detach without virtqueues ok, attach refused ({why[0][-70:]}); "
              f"the next restore brought both NICs back")
 
+
+@suite.test("xdp.affinity", XDP, "xdp")
+def t_affinity(ctx: Ctx):
+    """Attaching a program enables nic0's dedicated XDP pairs: the affinity plan
+    covers them (XDP pair 2 + n on CPU n, where CPU n sends its XDP frames; no
+    XPS: the stack does not use them) and the stack's pairs keep theirs;
+    detaching goes back to the stack's plan."""
+    g = ctx.g
+    if ctx.driver != "ours":
+        ctx.note("ours only (the in-tree driver's affinity is not planned this way)")
+        return
+    _ensure_detached(g)
+    ifn = net.ifname(g, 0)
+
+    def plan() -> dict[int, tuple[int, str]]:
+        out = g.run_ok(f"cat /sys/class/net/{ifn}/virtio_net/affinity")
+        return {int(m.group(1)): (int(m.group(2)), m.group(3)) for m in
+                re.finditer(r"^pair (\d+) irq (\d+) xps ?(\S*)$", out, re.M)}
+
+    def irq_cpus() -> dict[str, str]:
+        """/proc/irq/N/smp_affinity_list of nic0's queue interrupts by name."""
+        dev = g.run_ok(f"basename $(readlink /sys/class/net/{ifn}/device)").strip()
+        out = g.run_ok(f"grep -E ' {dev}-(in|out)put\\.[0-9]+$' /proc/interrupts | "
+                       f"while read n rest; do "
+                       f"echo ${{rest##* }} $(cat /proc/irq/${{n%:}}/smp_affinity_list); done")
+        return dict(ln.split() for ln in out.splitlines() if len(ln.split()) == 2)
+
+    before = plan()
+    check(sorted(before) == [0, 1], f"plan before XDP: {before}")
+    attach(g, 0, "pass")
+    try:
+        time.sleep(0.5)
+        during = plan()
+        irqs = irq_cpus()
+    finally:
+        detach(g, 0)
+    time.sleep(0.5)
+    after = plan()
+    check(sorted(during) == [0, 1, 2, 3],
+          f"with XDP attached the plan covers pairs {sorted(during)}, 4 are enabled: {during}")
+    check({p: during[p] for p in (0, 1)} == before,
+          f"the stack's pairs moved when XDP came: {before} -> {during}")
+    for n in (0, 1):
+        check(during[2 + n] == (n, ""),
+              f"XDP pair {2 + n}: irq cpu {during[2 + n][0]}, xps '{during[2 + n][1]}'; "
+              f"expected CPU {n}, no XPS")
+    want = {f"{q}.{p}": str(during[p][0]) for p in range(4) for q in ("input", "output")}
+    got = {k.split("-", 1)[1]: v for k, v in irqs.items()}
+    wrong = {k: (v, got.get(k)) for k, v in want.items() if got.get(k) != v}
+    check(not wrong, f"queue interrupts not on the planned CPUs (planned, smp_affinity_list): "
+                     f"{wrong}")
+    check(after == before, f"after detaching the plan is {after}, before it was {before}")
+    ctx.note(f"XDP pairs 2,3 planned on CPUs {during[2][0]},{during[3][0]}; back to "
+             f"{len(after)} pairs at detach")
