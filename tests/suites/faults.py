@@ -977,162 +977,6 @@ def t_tx_drops(ctx: Ctx):
     ctx.note(f"{n} drops: " + ", ".join(f"{k} +{v}" for k, v in d.items()))
 
 
-# Reads a trace of the freeze test in the guest (the whole trace is too
-# large for the serial line): transmits between our netif_device_detach()
-# returning and netif_device_attach(), where they happened, the first few.
-FREEZE_AWK = r"""
-/ detached:/ { det = 1; n++; where = "after detach"; next }
-/ attach:/ { det = 0; att++; next }
-/ txdone:/ { if (det) txdone[where]++; next }
-/ teardown:/ { where = "after vnet_vqs_teardown began"; next }
-/ vqs_init:/ { where = "in restore"; next }
-/ net_dev_start_xmit:/ {
-    x++
-    if (det) { bad++; by[where]++; if (bad <= 5) first[bad] = $0 }
-}
-END {
-    printf "detach %d attach %d xmits %d bad %d\n", n, att, x, bad
-    for (w in by) printf "where %d %s\n", by[w], w
-    for (w in txdone) printf "txdone %d %s\n", txdone[w], w
-    for (i = 1; i <= 5 && i <= bad; i++) printf "line %s\n", substr(first[i], 1, 160)
-}
-"""
-
-
-@suite.test("faults.freeze_napi_tx_off", TX_TIMER, "txtimer", timeout=600)
-def t_freeze_napi_tx_off(ctx: Ctx):
-    """napi_tx=N (a TX interrupt wakes the queue) under transmit load (a
-    backlog of small UDP datagrams keeps a ring full; TCP), suspend/resume
-    4 times: nothing may be transmitted between the driver's
-    netif_device_detach() at freeze and its netif_device_attach() at restore
-    (traced: net_dev_start_xmit, kprobes on both).  vnet_fault delays
-    vnet_rss_stop(), which runs between the queues' last stop and the device
-    reset, by 300 ms: a completion interrupt of the slow device lands there."""
-    g = ctx.g
-    ifn = net.ifname(g)
-    states = g.run_ok("cat /sys/power/state").split()
-    state = "mem" if "mem" in states else "freeze"
-    reload_with(g, "napi_tx=N")
-    ifn = net.ifname(g)
-    ko = put_kmod(ctx, "vnet_fault")
-    t = "/sys/kernel/tracing"
-    g.run(f"mount -t tracefs none {t} 2>/dev/null; true")
-    probes = {"detached": "r netif_device_detach", "attach": "p netif_device_attach",
-              "teardown": "p vnet_vqs_teardown", "vqs_init": "p vnet_vqs_init",
-              "txdone": "p vnet_tx_done"}
-    g.run_ok(f"echo 0 > {t}/tracing_on; echo global > {t}/trace_clock; "
-             f"echo 8192 > {t}/buffer_size_kb; " +
-             "".join(f"echo '{how.split()[0]}:vnet_freeze/{name} {how.split()[1]}' >> "
-                     f"{t}/kprobe_events; " for name, how in probes.items()) +
-             f"echo 'name == \"{ifn}\"' > {t}/events/net/net_dev_start_xmit/filter")
-    g.run_ok(f"cat > /tmp/freeze.awk <<'EOF'\n{FREEZE_AWK}\nEOF")
-    events = (f"{t}/events/vnet_freeze/enable", f"{t}/events/net/net_dev_start_xmit/enable")
-    g.run_ok(f"insmod {ko} func=vnet_rss_stop delay_ms=300 times=1000")
-    # the queue of CPU 3 full (a ring of small datagrams) at every freeze,
-    # with the device's completion interrupt armed: the user sender is
-    # frozen first, but its backlog in the qdisc keeps the ring filling
-    cpu = g.nics[0].queues - 1
-    g.run_ok(f"/usr/sbin/ip link set dev {ifn} txqueuelen 20000")
-    ports = (next(_ports), next(_ports))
-    for p in ports:
-        net.host_iperf_server(g, p)
-    loads = [g.run_bg(flood_cmd(g, ports[0], cpu, 60)),
-             g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=60, port=ports[1],
-                                    extra="-P 4 -i 0"))]
-    rounds, bad, notes, woken = 4, [], [], 0
-    try:
-        # armed once: patching kernel text again and again (kprobes, static
-        # keys) has hung a TCG guest; recording is switched with tracing_on
-        g.run_ok("; ".join(f"echo 1 > {e}" for e in events))
-        time.sleep(2.0)
-        for i in range(rounds):
-            g.run_ok(f": > {t}/trace; echo 1 > {t}/tracing_on")
-            r = g.run(f"echo devices >/sys/power/pm_test && echo {state} >/sys/power/state; "
-                      f"rc=$?; echo none >/sys/power/pm_test; exit $rc", timeout=120)
-            out = g.run_ok(f"echo 0 > {t}/tracing_on; awk -f /tmp/freeze.awk {t}/trace",
-                           timeout=120)
-            check(r.rc == 0, f"round {i + 1}: suspend failed (rc={r.rc}): {r.out}{r.err}")
-            m = re.search(r"detach (\d+) attach (\d+) xmits (\d+) bad (\d+)", out)
-            check(m is not None and int(m.group(1)) >= 1 and int(m.group(2)) >= 1,
-                  f"round {i + 1}: netif_device_detach/attach not traced:\n{out[-1500:]}")
-            woken += sum(int(x) for x in re.findall(r"^txdone (\d+)", out, re.M))
-            if int(m.group(4)):
-                bad.append(f"round {i + 1}: {m.group(4)} transmits while detached:\n" +
-                           "\n".join(ln for ln in out.splitlines()
-                                     if ln.startswith(("where", "txdone", "line"))))
-            notes.append(m.group(3))
-            time.sleep(1.0)
-    finally:
-        g.run("rmmod vnet_fault")
-        for load in loads:
-            load.kill("KILL")
-        g.run(f"/usr/sbin/ip link set dev {ifn} txqueuelen 1000")
-        g.run(f"echo 0 > {t}/tracing_on; " + "; ".join(f"echo 0 > {e}" for e in events) +
-              f"; echo > {t}/kprobe_events")
-    check(not bad, "transmits reached the driver while it was detached (suspended):\n" +
-          "\n".join(bad))
-    reload_with(g, "")
-    recovered(ctx)
-    ctx.note(f"{rounds} suspend/resume ({state}) under UDP on CPU {cpu} and 4 TCP flows, "
-             f"napi_tx=N; transmits traced per round {'/'.join(notes)}, none while detached; "
-             f"{woken} completion interrupts while detached")
-
-
-# The slow device without indirect descriptors: a packet takes a descriptor
-# per fragment, so one stopped by a full ring (fewer free descriptors than
-# the largest packet needs) stays unable to take the next large one.
-TX_TIMER_DIRECT = TX_TIMER.with_(nics=(Nic(queues=4, props="tx=timer,x-txtimer=100000000,"
-                                                            "indirect_desc=off"),))
-
-
-@suite.test("faults.rx_resize", TX_TIMER_DIRECT, "txtimer-direct", timeout=400)
-def t_rx_resize(ctx: Ctx):
-    """RX-only ethtool -G under a transmit load that keeps a send ring full
-    (TCP from sendfile: 64 KiB segments of 16 page fragments, a descriptor
-    each; the device takes 100 ms per flush), with napi_tx=N (no byte queue
-    limits: the ring itself stops the queue) and with TX NAPI: the send
-    queues are left alone and no packet is dropped."""
-    g = ctx.g
-    if not virtio_has(g, VIRTIO_F_RING_RESET):
-        ctx.note("no RING_RESET: rings cannot be resized")
-        return
-    cpu = g.nics[0].queues - 1
-    notes = []
-    for opts in ("napi_tx=N", ""):
-        reload_with(g, opts)
-        ifn = net.ifname(g)
-        wait_xps(g, cpu)
-        ring0 = current_rings(g, ifn)
-        mark = g.mark()
-        t0 = tx_stats(g, ifn)
-        s0 = net.sysfs_stats(g, names=("tx_dropped",))
-        port = next(_ports)
-        net.host_iperf_server(g, port)
-        load = g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=12, port=port, cpu=cpu,
-                                      extra="-Z -P 2 -i 0"))
-        time.sleep(2.0)
-        sizes = [128, int(ring0["RX"]), 64, int(ring0["RX"]), 32, int(ring0["RX"])]
-        for rx in sizes:
-            g.run_ok(f"ethtool -G {ifn} rx {rx}", timeout=60)
-            time.sleep(0.4)
-        res = finish(g, load, f"the TCP sender on CPU {cpu}", 60, (port,))
-        t1 = tx_stats(g, ifn)
-        s1 = net.sysfs_stats(g, names=("tx_dropped",))
-        drops = t1.get("drops", 0) - t0.get("drops", 0)
-        log = g.new_log(mark)
-        warned = len(re.findall(r"dropped a packet", log))
-        what = opts or "napi_tx=Y"
-        check(drops == 0 and s1["tx_dropped"] == s0["tx_dropped"] and not warned,
-              f"{what}: {len(sizes)} RX-only ring resizes under a transmit load dropped "
-              f"{drops} packets (tx_dropped +{s1['tx_dropped'] - s0['tx_dropped']}, "
-              f"{warned} warnings in the log)")
-        sent = net.parse_iperf_text(res.out).get("receiver", {}).get("bytes", 0)
-        notes.append(f"{what} {sent / net.MB:.1f} MiB")
-    recovered(ctx)
-    ctx.note(f"-G rx {'/'.join(map(str, sizes))} under TCP ({', '.join(notes)}): "
-             f"no transmit drop")
-
-
 # What the README promises a quiet queue: its sent buffers come back within
 # tx-usecs-irq of the last packet, rounded up to the next tick (HZ=250:
 # 4 ms), or once the device has finished with them if that is later.  Here
@@ -1184,6 +1028,162 @@ def t_reclaim_after_channels(ctx: Ctx):
     recovered(ctx)
     ctx.note(f"{rounds} rounds of -L {nq} -> 1 -> {nq} under a flow; then socket memory back "
              f"after {worst:.0f} ms at worst (bound {RECLAIM_BOUND_MS} ms)")
+
+
+# The slow device without indirect descriptors: a packet takes a descriptor
+# per fragment, so one stopped by a full ring (fewer free descriptors than
+# the largest packet needs) stays unable to take the next large one.
+TX_TIMER_DIRECT = TX_TIMER.with_(nics=(Nic(queues=4, props="tx=timer,x-txtimer=100000000,"
+                                                            "indirect_desc=off"),))
+
+
+# Reads a trace of the freeze test in the guest (the whole trace is too
+# large for the serial line): transmits between our netif_device_detach()
+# returning and netif_device_attach(), where they happened, the first few.
+FREEZE_AWK = r"""
+/ detached:/ { det = 1; n++; where = "after detach"; next }
+/ attach:/ { det = 0; att++; next }
+/ txdone:/ { if (det) txdone[where]++; next }
+/ teardown:/ { where = "after vnet_vqs_teardown began"; next }
+/ vqs_init:/ { where = "in restore"; next }
+/ net_dev_start_xmit:/ {
+    x++
+    if (det) { bad++; by[where]++; if (bad <= 5) first[bad] = $0 }
+}
+END {
+    printf "detach %d attach %d xmits %d bad %d\n", n, att, x, bad
+    for (w in by) printf "where %d %s\n", by[w], w
+    for (w in txdone) printf "txdone %d %s\n", txdone[w], w
+    for (i = 1; i <= 5 && i <= bad; i++) printf "line %s\n", substr(first[i], 1, 160)
+}
+"""
+
+
+@suite.test("faults.freeze_napi_tx_off", TX_TIMER_DIRECT, "txtimer-direct", timeout=600)
+def t_freeze_napi_tx_off(ctx: Ctx):
+    """napi_tx=N (a TX interrupt wakes the queue) under transmit load that
+    keeps rings full (a backlog of small UDP datagrams on CPU 3, TCP from
+    sendfile on CPU 2: 17 descriptors a segment), suspend/resume 4 times: nothing may be transmitted between the driver's
+    netif_device_detach() at freeze and its netif_device_attach() at restore
+    (traced: net_dev_start_xmit, kprobes on both).  vnet_fault delays
+    vnet_rss_stop(), which runs between the queues' last stop and the device
+    reset, by 300 ms: a completion interrupt of the slow device lands there."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    states = g.run_ok("cat /sys/power/state").split()
+    state = "mem" if "mem" in states else "freeze"
+    reload_with(g, "napi_tx=N")
+    ifn = net.ifname(g)
+    ko = put_kmod(ctx, "vnet_fault")
+    t = "/sys/kernel/tracing"
+    g.run(f"mount -t tracefs none {t} 2>/dev/null; true")
+    probes = {"detached": "r netif_device_detach", "attach": "p netif_device_attach",
+              "teardown": "p vnet_vqs_teardown", "vqs_init": "p vnet_vqs_init",
+              "txdone": "p vnet_tx_done"}
+    g.run_ok(f"echo 0 > {t}/tracing_on; echo global > {t}/trace_clock; "
+             f"echo 8192 > {t}/buffer_size_kb; " +
+             "".join(f"echo '{how.split()[0]}:vnet_freeze/{name} {how.split()[1]}' >> "
+                     f"{t}/kprobe_events; " for name, how in probes.items()) +
+             f"echo 'name == \"{ifn}\"' > {t}/events/net/net_dev_start_xmit/filter")
+    g.run_ok(f"cat > /tmp/freeze.awk <<'EOF'\n{FREEZE_AWK}\nEOF")
+    events = (f"{t}/events/vnet_freeze/enable", f"{t}/events/net/net_dev_start_xmit/enable")
+    g.run_ok(f"insmod {ko} func=vnet_rss_stop delay_ms=300 times=1000")
+    # rings full at every freeze, with the device's completion interrupt
+    # armed: user senders are frozen first, but their backlog in the qdisc
+    # (and TCP's own transmissions) keep the rings filling
+    cpu = g.nics[0].queues - 1
+    g.run_ok(f"/usr/sbin/ip link set dev {ifn} txqueuelen 20000")
+    ports = (next(_ports), next(_ports))
+    for p in ports:
+        net.host_iperf_server(g, p)
+    loads = [g.run_bg(flood_cmd(g, ports[0], cpu, 600)),
+             g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=600, port=ports[1],
+                                    cpu=cpu - 1, extra="-Z -P 2 -i 0"))]
+    rounds, bad, notes, woken = 4, [], [], 0
+    try:
+        # armed once: patching kernel text again and again (kprobes, static
+        # keys) has hung a TCG guest; recording is switched with tracing_on
+        g.run_ok("; ".join(f"echo 1 > {e}" for e in events))
+        time.sleep(2.0)
+        for i in range(rounds):
+            g.run_ok(f": > {t}/trace; echo 1 > {t}/tracing_on")
+            r = g.run(f"echo devices >/sys/power/pm_test && echo {state} >/sys/power/state; "
+                      f"rc=$?; echo none >/sys/power/pm_test; exit $rc", timeout=120)
+            out = g.run_ok(f"echo 0 > {t}/tracing_on; awk -f /tmp/freeze.awk {t}/trace",
+                           timeout=120)
+            check(r.rc == 0, f"round {i + 1}: suspend failed (rc={r.rc}): {r.out}{r.err}")
+            m = re.search(r"detach (\d+) attach (\d+) xmits (\d+) bad (\d+)", out)
+            check(m is not None and int(m.group(1)) >= 1 and int(m.group(2)) >= 1,
+                  f"round {i + 1}: netif_device_detach/attach not traced:\n{out[-1500:]}")
+            woken += sum(int(x) for x in re.findall(r"^txdone (\d+)", out, re.M))
+            if int(m.group(4)):
+                bad.append(f"round {i + 1}: {m.group(4)} transmits while detached:\n" +
+                           "\n".join(ln for ln in out.splitlines()
+                                     if ln.startswith(("where", "txdone", "line"))))
+            notes.append(m.group(3))
+            time.sleep(1.0)
+    finally:
+        g.run("rmmod vnet_fault")
+        for load in loads:
+            load.kill("KILL")
+        g.run(f"/usr/sbin/ip link set dev {ifn} txqueuelen 1000")
+        g.run(f"echo 0 > {t}/tracing_on; " + "; ".join(f"echo 0 > {e}" for e in events) +
+              f"; echo > {t}/kprobe_events")
+    check(not bad, "transmits reached the driver while it was detached (suspended):\n" +
+          "\n".join(bad))
+    reload_with(g, "")
+    recovered(ctx)
+    ctx.note(f"{rounds} suspend/resume ({state}) under UDP on CPU {cpu} and TCP on CPU "
+             f"{cpu - 1}, napi_tx=N; transmits traced per round {'/'.join(notes)}, none while detached; "
+             f"{woken} completion interrupts while detached")
+
+
+@suite.test("faults.rx_resize", TX_TIMER_DIRECT, "txtimer-direct", timeout=400)
+def t_rx_resize(ctx: Ctx):
+    """RX-only ethtool -G under a transmit load that keeps a send ring full
+    (TCP from sendfile: 64 KiB segments of 16 page fragments, a descriptor
+    each; the device takes 100 ms per flush), with napi_tx=N (no byte queue
+    limits: the ring itself stops the queue) and with TX NAPI: the send
+    queues are left alone and no packet is dropped."""
+    g = ctx.g
+    if not virtio_has(g, VIRTIO_F_RING_RESET):
+        ctx.note("no RING_RESET: rings cannot be resized")
+        return
+    cpu = g.nics[0].queues - 1
+    notes = []
+    for opts in ("napi_tx=N", ""):
+        reload_with(g, opts)
+        ifn = net.ifname(g)
+        wait_xps(g, cpu)
+        ring0 = current_rings(g, ifn)
+        mark = g.mark()
+        t0 = tx_stats(g, ifn)
+        s0 = net.sysfs_stats(g, names=("tx_dropped",))
+        port = next(_ports)
+        net.host_iperf_server(g, port)
+        load = g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=12, port=port, cpu=cpu,
+                                      extra="-Z -P 2 -i 0"))
+        time.sleep(2.0)
+        sizes = [128, int(ring0["RX"]), 64, int(ring0["RX"]), 32, int(ring0["RX"])]
+        for rx in sizes:
+            g.run_ok(f"ethtool -G {ifn} rx {rx}", timeout=60)
+            time.sleep(0.4)
+        res = finish(g, load, f"the TCP sender on CPU {cpu}", 60, (port,))
+        t1 = tx_stats(g, ifn)
+        s1 = net.sysfs_stats(g, names=("tx_dropped",))
+        drops = t1.get("drops", 0) - t0.get("drops", 0)
+        log = g.new_log(mark)
+        warned = len(re.findall(r"dropped a packet", log))
+        what = opts or "napi_tx=Y"
+        check(drops == 0 and s1["tx_dropped"] == s0["tx_dropped"] and not warned,
+              f"{what}: {len(sizes)} RX-only ring resizes under a transmit load dropped "
+              f"{drops} packets (tx_dropped +{s1['tx_dropped'] - s0['tx_dropped']}, "
+              f"{warned} warnings in the log)")
+        sent = net.parse_iperf_text(res.out).get("receiver", {}).get("bytes", 0)
+        notes.append(f"{what} {sent / net.MB:.1f} MiB")
+    recovered(ctx)
+    ctx.note(f"-G rx {'/'.join(map(str, sizes))} under TCP ({', '.join(notes)}): "
+             f"no transmit drop")
 
 
 @soak_suite.test("soak.integrity", FAULTS, "faults", timeout=3600)
