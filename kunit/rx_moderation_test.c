@@ -25,6 +25,7 @@ static const struct vnet_rx_mod_cfg bulk = {
 };
 
 #define SMALL	300	/* bytes: a request, an ACK */
+#define MTU	3000	/* bytes: a full segment, not small, below bulk */
 #define GSO	40000	/* bytes: a host-coalesced TCP segment */
 
 /* Mergeable buffers of a page (less headroom) each. */
@@ -37,16 +38,18 @@ static enum vnet_rx_next decide_len(struct vnet_rx_mod_state *s,
 	struct vnet_rx_poll p = {
 		.work = work, .budget = 64, .bytes = (u64)work * len,
 		.descs = (u64)work * DIV_ROUND_UP(len, BUF), .now = now,
+		.small = len < VNET_RX_BULK_LEN ? work : 0,
 	};
 
 	return vnet_rx_mod_decide(s, cfg, &p, d, dmax);
 }
 
+/* Full segments: what the deferral rules are about (small ones never wait). */
 static enum vnet_rx_next decide(struct vnet_rx_mod_state *s,
 				const struct vnet_rx_mod_cfg *cfg, int work,
 				u64 now, u64 *d, u64 *dmax)
 {
-	return decide_len(s, cfg, work, SMALL, now, d, dmax);
+	return decide_len(s, cfg, work, MTU, now, d, dmax);
 }
 
 static void rxmod_budget_polls_again(struct kunit *test)
@@ -314,6 +317,57 @@ static void rxmod_small_packets_not_bulk(struct kunit *test)
 }
 
 /*
+ * Adaptive: a poll that found a small packet (a request, an answer, an
+ * ACK someone waits for) re-enables the interrupt, however many packets
+ * came with it; fixed mode defers them as the user asked.
+ */
+static void rxmod_small_packets_never_wait(struct kunit *test)
+{
+	static const struct vnet_rx_mod_cfg fixed = {
+		.usecs = 100, .frames = 8, .ring = 256, .tick_ns = TICK,
+	};
+	struct vnet_rx_mod_state s = {};
+	struct vnet_rx_poll mixed = {
+		.work = 41, .budget = 64, .bytes = 40 * GSO + SMALL,
+		.descs = 40 * DIV_ROUND_UP(GSO, BUF) + 1, .small = 1,
+	};
+	u64 d = 0, dmax = 0, t = 1000 * US;
+	int i;
+
+	for (i = 0; i < 20; i++, t += 50 * US) {
+		KUNIT_EXPECT_EQ(test, decide_len(&s, &adaptive, 40, SMALL, t,
+						 &d, &dmax), VNET_RX_REARM);
+		KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 40, SMALL, t,
+						 &d, &dmax), VNET_RX_REARM);
+	}
+	/* The same load of full segments is deferred. */
+	KUNIT_EXPECT_EQ(test, decide(&s, &adaptive, 40, t, &d, &dmax),
+			VNET_RX_DEFER);
+
+	/* A stream on the tick: one small packet among its segments. */
+	s = (struct vnet_rx_mod_state){};
+	for (i = 0; i < 4; i++, t += 4000 * US)
+		decide_len(&s, &bulk, 2, GSO, t, &d, &dmax);
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &bulk, 2, GSO, t, &d, &dmax),
+			VNET_RX_DEFER);
+	mixed.now = t + 4000 * US;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &bulk, &mixed, &d, &dmax),
+			VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, s.defer_ns, 0ULL);
+
+	/* Budget-long polls count together: a small one anywhere counts. */
+	s = (struct vnet_rx_mod_state){};
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &adaptive, 64, SMALL, t, &d, &dmax),
+			VNET_RX_POLL_AGAIN);
+	KUNIT_EXPECT_EQ(test, decide(&s, &adaptive, 20, t, &d, &dmax),
+			VNET_RX_REARM);
+
+	s = (struct vnet_rx_mod_state){};
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &fixed, 40, SMALL, t, &d, &dmax),
+			VNET_RX_DEFER);
+}
+
+/*
  * A bulk window must hold a tick: not with rx-usecs-high under two ticks,
  * not when half the ring would fill first, not with rx-usecs-high or
  * rx-usecs 0.
@@ -374,6 +428,7 @@ static struct kunit_case rx_moderation_cases[] = {
 	KUNIT_CASE(rxmod_bulk_rides_tick),
 	KUNIT_CASE(rxmod_small_packets_not_bulk),
 	KUNIT_CASE(rxmod_bulk_window_must_hold_tick),
+	KUNIT_CASE(rxmod_small_packets_never_wait),
 	{}
 };
 

@@ -543,8 +543,8 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
  */
 void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 {
-	u64 bytes = 0, dropped_before, dropped;
-	unsigned int len, ring, free_before = rq->vq->num_free;
+	u64 bytes = 0, before, dropped_before, dropped;
+	unsigned int len, ring, small = 0, free_before = rq->vq->num_free;
 	int received = 0, budget = p->budget;
 	void *buf, *ctx;
 
@@ -556,7 +556,10 @@ void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 		buf = virtqueue_get_buf_ctx(rq->vq, &len, &ctx);
 		if (!buf)
 			break;
+		before = bytes;
 		vnet_rx_one(rq, buf, ctx, len, &bytes);
+		/* Dropped frames add no bytes: they count as small too. */
+		small += bytes - before < VNET_RX_BULK_LEN;
 		received++;
 	}
 	if (rq->xdp_pending)
@@ -580,6 +583,7 @@ void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 	u64_stats_update_end(&rq->stats.syncp);
 	p->work = received;
 	p->bytes = bytes;
+	p->small = small;
 }
 
 /* Release a buffer the device never used (teardown, resize). */

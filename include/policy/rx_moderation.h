@@ -7,47 +7,47 @@
  * No device feature is needed: the receive interrupt is simply left off
  * while the timer runs.  A deferral costs a timer arm and a timer
  * interrupt (two VM exits, often a third to put the tick back) instead of
- * the device interrupts it saves, so it is only worth taking when it
- * gathers what several interrupts would have:
- *  - fixed mode: defer by rx-usecs after a poll that found at least
- *    rx-frames packets (any work when rx-frames is 0 or 1);
- *  - adaptive mode: learn how many packets an interrupt brings (a moving
- *    average over the polls that follow an interrupt).  A poll after an
- *    interrupt that found at least VNET_RX_MIN_BATCH packets starts a
- *    deferral.  Its window opens when, at the rate the last deferral saw,
- *    about rx-frames packets will have come, and closes after rx-usecs,
- *    or sooner if half the ring would fill first.  A window wider than
- *    the scheduler tick is served by the tick's own interrupt when the
- *    CPU is busy (see timer.h): such a deferral costs no exit and is
- *    repeated while it gathers at least what an interrupt brings.  One
- *    that ran at its window's end (no tick came: its own timer fired)
- *    and a narrower one must gather VNET_RX_DEFER_GAIN times that, i.e.
- *    save more device interrupts than the timer costs.  A deferral that did
- *    not pay re-enables the interrupt and the next one is only tried
- *    after a number of interrupts that doubles with each failure.  An
- *    idle or latency-bound flow (one packet per interrupt) therefore
- *    always gets its interrupt at once;
- *  - adaptive mode, bulk receive: packets averaging VNET_RX_BULK_LEN
- *    bytes or more (a moving average) are segments the sender's stack
- *    or the host coalesced: a stream with a backlog, not requests.  Such
- *    a queue may get few packets per interrupt (a few large segments per
- *    millisecond), so no rx-usecs window gathers more than an interrupt
- *    does; instead a poll that found any packet defers to a window of
- *    rx-usecs-high that holds one scheduler tick, [rx-usecs-high - tick,
- *    rx-usecs-high], so the poll rides on the tick and costs no exit
- *    while the CPU is busy.  The window is cut to the time half the ring
- *    would take to fill at the rate (in descriptors) seen since the
- *    interrupt went back on or the last deferral began;
- *    when what is left cannot hold a tick (rx-usecs-high below two
- *    ticks, or a fast stream) the ordinary rules apply.  A bulk deferral
- *    the tick served is kept while it gathers any packet (a stream wants
- *    throughput, not the latency of each segment), and when it found
+ * the device interrupts it saves, and every packet that arrives during it
+ * waits.  So:
+ *
+ * rx-usecs 0: never defer (the interrupt is re-enabled as soon as a poll
+ * drains the ring, like the stock driver); rx-usecs-high 0: no bulk
+ * deferrals.
+ *
+ * Fixed mode (adaptive-rx off): defer by rx-usecs after a poll that found
+ * at least rx-frames packets (any work when rx-frames is 0 or 1).
+ *
+ * Adaptive mode (the default):
+ *  - Only bulk receive is deferred.  A poll (with the busy polls before
+ *    it) that found any packet shorter than VNET_RX_BULK_LEN re-enables
+ *    the interrupt: a small packet is a request, an answer or an
+ *    acknowledgment someone waits for, and a latency-bound flow that
+ *    shares the queue with a stream keeps its immediate interrupt.
+ *    Segments of VNET_RX_BULK_LEN bytes or more are what the sender's
+ *    stack or the host coalesced: a stream with a backlog.
+ *  - Ordinary deferral: learn how many packets an interrupt brings (a
+ *    moving average over the polls that follow an interrupt).  A poll
+ *    after an interrupt that found at least VNET_RX_MIN_BATCH packets
+ *    starts a deferral.  Its window opens when, at the rate the last
+ *    deferral saw, about rx-frames packets will have come, and closes
+ *    after rx-usecs, or sooner if half the ring would fill first.
+ *  - Bulk deferral: packets averaging VNET_RX_BULK_LEN bytes or more (a
+ *    moving average) may come only a few per millisecond, so no rx-usecs
+ *    window gathers more than an interrupt does.  Instead a poll that
+ *    found any packet defers to a window of rx-usecs-high that holds one
+ *    scheduler tick, [rx-usecs-high - tick, rx-usecs-high], cut to the
+ *    time half the ring would take to fill at the rate (in descriptors)
+ *    seen since the interrupt went back on or the last deferral began.
+ *    When what is left cannot hold a tick the ordinary rules apply.
+ *  - Cost: a window wider than the scheduler tick is served by the tick's
+ *    own interrupt when the CPU is busy (see timer.h) and costs no exit.
+ *    A deferral whose own timer fired, and a narrower one, must gather
+ *    VNET_RX_DEFER_GAIN times what an interrupt brings.  A bulk deferral
+ *    the tick served is kept while it gathers any packet; when it found
  *    none the interrupt is re-enabled without backing off (the sender
- *    paused; the empty poll cost nothing).  One its own timer served is
- *    judged like any other.
- * rx-usecs 0 disables deferral, bulk ones too (the interrupt is re-enabled
- * as soon as a poll drains the ring, like the stock driver); rx-usecs-high
- * 0 disables bulk deferrals only.
+ *    paused; the empty poll cost nothing).  A deferral that did not pay
+ *    re-enables the interrupt, and the next one is only tried after a
+ *    number of interrupts that doubles with each failure.
  *
  * Pure decision logic; napi.c acts on the answer.
  */
@@ -79,6 +79,7 @@ struct vnet_rx_mod_cfg {
 struct vnet_rx_mod_state {
 	u32 polls;	/* consecutive polls that used their whole budget */
 	u32 work;	/* packets of those polls */
+	u32 small;	/* those shorter than VNET_RX_BULK_LEN */
 	u64 bytes;	/* bytes of those polls */
 	u64 descs;	/* ring descriptors they used */
 	u32 len_avg;	/* bytes per packet, averaged over polls */
@@ -106,6 +107,7 @@ struct vnet_rx_poll {
 	int work;	/* packets received */
 	int budget;	/* NAPI budget of the poll */
 	u64 bytes;	/* bytes of those packets */
+	u32 small;	/* those shorter than VNET_RX_BULK_LEN */
 	u64 descs;	/* ring descriptors they took */
 	u64 now;	/* ns, monotonic */
 };

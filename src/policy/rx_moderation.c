@@ -126,7 +126,7 @@ enum vnet_rx_next vnet_rx_mod_decide(struct vnet_rx_mod_state *s,
 				     const struct vnet_rx_poll *p,
 				     u64 *defer_ns, u64 *defer_max_ns)
 {
-	unsigned int work = max(p->work, 0);
+	unsigned int work = max(p->work, 0), small = p->small;
 	u64 open = 0, limit = 0, elapsed = 0, now = p->now;
 	u64 bytes = p->bytes, descs = p->descs;
 	bool defer, bulk = false;
@@ -134,21 +134,30 @@ enum vnet_rx_next vnet_rx_mod_decide(struct vnet_rx_mod_state *s,
 	if (p->work >= p->budget) {
 		s->polls++;
 		s->work += work;
+		s->small += small;
 		s->bytes += bytes;
 		s->descs += descs;
 		return VNET_RX_POLL_AGAIN;
 	}
 	/* Everything since the interrupt or the deferral counts. */
 	work += s->work;
+	small += s->small;
 	bytes += s->bytes;
 	descs += s->descs;
 	s->polls = 0;
 	s->work = 0;
+	s->small = 0;
 	s->bytes = 0;
 	s->descs = 0;
 	vnet_rx_note_len(s, work, bytes);
 
 	if (!cfg->usecs) {
+		defer = false;
+	} else if (cfg->adaptive && small) {
+		/*
+		 * Someone may be waiting for a small packet (a request, an
+		 * answer): its flow gets the next one's interrupt at once.
+		 */
 		defer = false;
 	} else if (!cfg->adaptive) {
 		defer = work >= max_t(u32, cfg->frames, 1);
