@@ -51,6 +51,7 @@ from harness.util import CheckFailed, VmTestError
 from . import workloads as B
 
 MSG_RR = 256            # closed-loop message size (as the benchmark's rr workloads)
+MSG_RR_LARGE = 16384    # closed-loop cells with large messages (an HTTP-like answer)
 MSG_OL = 64             # open-loop message size
 LOAD_PORT = 7000        # vnet-load echo servers in the guest: LOAD_PORT (reuseport, one per vCPU)
 SETTLE_S = 0.3          # after a cost switch, before the window
@@ -98,6 +99,11 @@ def _cells() -> dict[str, Cell]:
             out.append(Cell(f"rr-{proto}-{n}", "rr", proto, n, MSG_RR,
                             desc=f"closed-loop {proto.upper()} request/response, {n} flows, "
                                  f"{MSG_RR} B, guest answers"))
+    # large answers: each one bulk for the kick policy, a closed loop waiting on its tail
+    for n in (1, 8):
+        out.append(Cell(f"rr-tcp-{n}-16k", "rr", "tcp", n, MSG_RR_LARGE,
+                        desc=f"closed-loop TCP request/response, {n} flows, "
+                             f"{MSG_RR_LARGE} B each way, guest answers"))
     for proto in ("tcp", "udp"):
         for r in OL_RATES:
             out.append(Cell(f"ol-{proto}-{r}", "ol", proto, 1, MSG_OL, rate=r,
