@@ -91,6 +91,7 @@ struct vnet_sq_stats {
 	u64_stats_t kicks_held;
 	u64_stats_t kicks_suppressed;
 	u64_stats_t timer_flushes;
+	u64_stats_t poll_flushes;
 	u64_stats_t batch_kicks;
 	u64_stats_t forced_kicks;
 	u64_stats_t reclaim_batches;
@@ -121,6 +122,12 @@ struct vnet_rq {
 	unsigned int mrg_min_len;
 	/* Fewest posted buffers that hold the largest frame (see policy/rx.c). */
 	unsigned int min_posted;
+
+	/*
+	 * The CPU running this queue's poll, -1 between polls: packets its
+	 * poll sends on the pair are notified at the poll's end.
+	 */
+	int poll_cpu;
 
 	/* RX moderation settings and state (NAPI context only). */
 	struct vnet_rx_coal coal;
@@ -156,6 +163,10 @@ struct vnet_sq {
 	struct vnet_kick_state kick;
 	/* sk_pacing_shift for TCP senders; 10 (TCP's own) leaves them alone. */
 	u8 pacing_shift;
+	/* A TCP socket that received data this recently is in a conversation. */
+	u32 kick_conv_jiffies;
+	/* Notifications so far, for timing every few (vnet_tx_notify()). */
+	u32 notify_seq;
 	struct vnet_reclaim_cfg reclaim_cfg;
 	struct vnet_reclaim_state reclaim;
 	/* Set by the interrupt, consumed by TX NAPI: was it worth it? */
@@ -406,6 +417,7 @@ void vnet_tx_setup(struct vnet_sq *sq);
 void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c);
 void vnet_tx_flush_timer(struct vnet_sq *sq, u64 due);
 void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now);
+void vnet_tx_poll_flush(struct vnet_sq *sq);
 void vnet_tx_flush_wanted(struct vnet_sq *sq);
 void vnet_tx_reclaim_timer(struct vnet_sq *sq);
 void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now);

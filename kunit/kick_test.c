@@ -15,6 +15,43 @@ static enum vnet_kick_action pkt(struct vnet_kick_state *s,
 	return vnet_kick_decide(s, cfg, &in);
 }
 
+/* A bulk packet (a GSO packet, a large TCP segment). */
+static enum vnet_kick_action pkt_b(struct vnet_kick_state *s,
+				   const struct vnet_kick_cfg *cfg, u64 now)
+{
+	struct vnet_kick_in in = { .now = now, .bulk = true };
+
+	return vnet_kick_decide(s, cfg, &in);
+}
+
+/* A bulk packet sent from the pair's running receive poll. */
+static enum vnet_kick_action pkt_bp(struct vnet_kick_state *s,
+				    const struct vnet_kick_cfg *cfg, u64 now)
+{
+	struct vnet_kick_in in = { .now = now, .bulk = true, .in_poll = true };
+
+	return vnet_kick_decide(s, cfg, &in);
+}
+
+/* A packet of socket @sender, bulk or not. */
+static enum vnet_kick_action pkt_s(struct vnet_kick_state *s,
+				   const struct vnet_kick_cfg *cfg, u64 now,
+				   u64 sender, bool bulk)
+{
+	struct vnet_kick_in in = { .now = now, .sender = sender, .bulk = bulk };
+
+	return vnet_kick_decide(s, cfg, &in);
+}
+
+/* A packet sent from the pair's running receive poll. */
+static enum vnet_kick_action pkt_p(struct vnet_kick_state *s,
+				   const struct vnet_kick_cfg *cfg, u64 now)
+{
+	struct vnet_kick_in in = { .now = now, .in_poll = true };
+
+	return vnet_kick_decide(s, cfg, &in);
+}
+
 static void kick_frames_one_kicks_every_packet(struct kunit *test)
 {
 	struct vnet_kick_cfg cfg = { .frames = 1, .usecs = 100 };
@@ -115,29 +152,109 @@ static void kick_ring_full_and_urgent(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &urgent), VNET_KICK_NOW);
 }
 
-/* Adaptive: a latency-bound flow (far-apart packets) is never held. */
-static void kick_adaptive_sparse_flow_not_held(struct kunit *test)
+/*
+ * Adaptive: packets nobody said were bulk (requests, answers,
+ * datagrams) are never held, however dense.
+ */
+static void kick_adaptive_latency_never_held(struct kunit *test)
 {
 	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
 	struct vnet_kick_state s;
 	int i;
 
 	vnet_kick_init(&s, &cfg);
-	for (i = 1; i <= 20; i++) {
-		u64 t = i * 300 * US;
+	for (i = 1; i <= 200; i++) {
+		u64 t = i * US;
 
 		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+		KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_UNHELD);
 		vnet_kick_done(&s, &cfg, s.why, t);
 	}
 	KUNIT_EXPECT_EQ(test, s.target, 1U);
 	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 0ULL);
+	/* A burst of the stack still shares one notification. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 300 * US, true), VNET_KICK_HOLD);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 300 * US, false), VNET_KICK_NOW);
 }
 
-/* Adaptive: dense traffic starts batching; batches that fill fast grow. */
-static void kick_adaptive_load_batches(struct kunit *test)
+/*
+ * Adaptive: a latency-bound packet arriving while a bulk batch is held
+ * goes out at once and takes the batch with it; that ends the batch
+ * without counting as a failed or a full one.
+ */
+static void kick_adaptive_latency_flushes_batch(struct kunit *test)
 {
-	/* Small packets: held at most half of tx-usecs, 100 us. */
-	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 200, .adaptive = true };
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 990 * US;
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1000 * US), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1010 * US), VNET_KICK_HOLD);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1011 * US, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_FORCED);
+	KUNIT_EXPECT_EQ(test, s.pending, 3U);
+	vnet_kick_done(&s, &cfg, s.why, 1011 * US);
+	KUNIT_EXPECT_EQ(test, s.target, 16U);
+	KUNIT_EXPECT_EQ(test, s.backoff, 0);
+	KUNIT_EXPECT_FALSE(test, s.armed);
+	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 11 * US);
+}
+
+/*
+ * Adaptive: what the receive poll sends waits for that poll's end, with
+ * no timer; a later batch is untouched by it.  tx-frames 1 still kicks
+ * every packet.
+ */
+static void kick_adaptive_poll_waits_for_poll_end(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_state s;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	for (i = 0; i < 10; i++)
+		KUNIT_EXPECT_EQ(test, pkt_p(&s, &cfg, (100 + i) * US), VNET_KICK_POLL);
+	KUNIT_EXPECT_TRUE(test, s.poll);
+	KUNIT_EXPECT_FALSE(test, s.armed);
+	KUNIT_EXPECT_EQ(test, s.pending, 10U);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_POLL, 112 * US);
+	KUNIT_EXPECT_FALSE(test, s.poll);
+	KUNIT_EXPECT_EQ(test, s.target, 1U);
+	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 12 * US);
+	/* Never held: a packet that is neither poll's nor bulk. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 200 * US, false), VNET_KICK_NOW);
+	vnet_kick_done(&s, &cfg, s.why, 200 * US);
+
+	/*
+	 * Bulk the poll sends joins a held batch instead (a TCP sender the
+	 * poll's acknowledgments let go on): the poll's end does not kick it.
+	 */
+	s.target = 16;
+	s.last_end_ns = 395 * US;
+	KUNIT_EXPECT_EQ(test, pkt_bp(&s, &cfg, 400 * US), VNET_KICK_ARM);
+	KUNIT_EXPECT_FALSE(test, s.poll);
+	KUNIT_EXPECT_EQ(test, pkt_p(&s, &cfg, 401 * US), VNET_KICK_POLL);
+	KUNIT_EXPECT_TRUE(test, s.poll);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_POLL, 410 * US);
+	/* Not holding yet, bulk from the poll waits for the poll's end. */
+	s.target = 1;
+	KUNIT_EXPECT_EQ(test, pkt_bp(&s, &cfg, 500 * US), VNET_KICK_POLL);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_POLL, 510 * US);
+
+	cfg.frames = 1;
+	KUNIT_EXPECT_EQ(test, pkt_p(&s, &cfg, 600 * US), VNET_KICK_NOW);
+	KUNIT_EXPECT_FALSE(test, s.poll);
+}
+
+/*
+ * Adaptive: a bulk sender whose bursts come densely starts batching;
+ * batches that fill before their deadline grow up to tx-frames.
+ */
+static void kick_adaptive_bulk_batches(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
 	struct vnet_kick_state s;
 	u64 t = 1000 * US;
 	int i, bursts = 0;
@@ -145,7 +262,7 @@ static void kick_adaptive_load_batches(struct kunit *test)
 	vnet_kick_init(&s, &cfg);
 	/* Bursts 5 us apart (20 per window): kicked one by one at first... */
 	while (s.target == 1 && bursts < 20) {
-		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+		KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, t), VNET_KICK_NOW);
 		vnet_kick_done(&s, &cfg, s.why, t);
 		t += 5 * US;
 		bursts++;
@@ -156,13 +273,14 @@ static void kick_adaptive_load_batches(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.target, (u32)VNET_KICK_MIN_BATCH);
 
 	/* Now held until four have gathered. */
-	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, t), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, vnet_kick_deadline(&s, &cfg), t + 100 * US);
 	for (i = 0; i < 2; i++) {
 		t += 5 * US;
-		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_HOLD);
+		KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, t), VNET_KICK_HOLD);
 	}
 	t += 5 * US;
-	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, t), VNET_KICK_NOW);
 	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
 	vnet_kick_done(&s, &cfg, s.why, t);
 	/* Filled before its deadline: the next batch is twice as big... */
@@ -171,7 +289,7 @@ static void kick_adaptive_load_batches(struct kunit *test)
 	s.target = 32;
 	for (i = 0; i < 32; i++) {
 		t += 1 * US;
-		pkt(&s, &cfg, t, false);
+		pkt_b(&s, &cfg, t);
 	}
 	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
 	vnet_kick_done(&s, &cfg, s.why, t);
@@ -180,27 +298,27 @@ static void kick_adaptive_load_batches(struct kunit *test)
 
 /*
  * Learn the notification rate from 640 single-packet bursts spread too
- * far apart to hold (3 ms; small packets, so the window is half of
- * tx-usecs: 2 ms), the device wanting a notification
- * for @want of every 5; then bursts come 100 us apart.  Returns the batch
- * the policy starts holding for, 1 if it never starts.
+ * far apart to hold (3 ms, tx-usecs being 2 ms), the device wanting a
+ * notification for @want of every 5; then bulk bursts come 100 us
+ * apart.  Returns the batch the policy starts holding for, 1 if it never
+ * starts.
  */
 static u32 start_after_rate(struct kunit *test, int want)
 {
-	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 4000, .adaptive = true };
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
 	struct vnet_kick_state s;
 	u64 t = 1000 * US;
 	int i;
 
 	vnet_kick_init(&s, &cfg);
 	for (i = 0; i < 640; i++, t += 3000 * US) {
-		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
+		KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, t), VNET_KICK_NOW);
 		vnet_kick_sample(&s, s.why, i % 5 < want);
 		vnet_kick_done(&s, &cfg, s.why, t);
 	}
 	KUNIT_EXPECT_EQ(test, s.target, 1U);
 	for (i = 0; i < 40 && s.target == 1; i++, t += 100 * US) {
-		pkt(&s, &cfg, t, false);
+		pkt_b(&s, &cfg, t);
 		vnet_kick_sample(&s, s.why, true);
 		vnet_kick_done(&s, &cfg, s.why, t);
 	}
@@ -220,7 +338,7 @@ static void kick_adaptive_weighs_notify_rate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, start_after_rate(test, 0), 1U);
 }
 
-/* Held batches and forced kicks do not count as unheld samples. */
+/* Held batches, poll and forced kicks do not count as unheld samples. */
 static void kick_sample_only_unheld(struct kunit *test)
 {
 	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
@@ -230,6 +348,7 @@ static void kick_sample_only_unheld(struct kunit *test)
 	s.pending = 64;
 	vnet_kick_sample(&s, VNET_KICKED_TIMER, false);
 	vnet_kick_sample(&s, VNET_KICKED_COUNT, false);
+	vnet_kick_sample(&s, VNET_KICKED_POLL, false);
 	vnet_kick_sample(&s, VNET_KICKED_FORCED, false);
 	KUNIT_EXPECT_EQ(test, s.sample_pkts, 0U);
 	KUNIT_EXPECT_EQ(test, s.notify_rate, (u32)VNET_KICK_RATE_ONE);
@@ -237,120 +356,14 @@ static void kick_sample_only_unheld(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.notify_rate, (u32)VNET_KICK_RATE_ONE / 2);
 }
 
-static enum vnet_kick_action pkt_len(struct vnet_kick_state *s,
-				     const struct vnet_kick_cfg *cfg, u64 now,
-				     u32 len)
-{
-	struct vnet_kick_in in = { .now = now, .len = len };
-
-	return vnet_kick_decide(s, cfg, &in);
-}
-
 /*
- * Bulk data that ran out early in the window (TCP waiting for the
- * acknowledgements of the previous batch) keeps gathering up to
- * tx-frames; small packets that ran out are kicked at that size, once
- * the moving average of packet sizes says they are no stream's.
+ * Adaptive: a bulk sender that cannot fill a batch (its data waits
+ * for acknowledgments or for its own completions) yields one packet per
+ * window.  Each failed hold doubles the number of bursts kicked at once
+ * before holding is tried again: over many rounds only a few wait for
+ * the timer.
  */
-static void kick_adaptive_bulk_keeps_window(struct kunit *test)
-{
-	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
-	struct vnet_kick_state s;
-	u64 t = 10000 * US;
-	int i, w;
-
-	vnet_kick_init(&s, &cfg);
-	s.target = 32;
-	s.last_end_ns = t - 10 * US;
-	for (i = 0; i < 6; i++, t += 10 * US)
-		pkt_len(&s, &cfg, t, 7000);
-	t = 12000 * US;
-	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t);
-	KUNIT_EXPECT_EQ(test, s.target, 32U);
-	KUNIT_EXPECT_EQ(test, s.nogrow, 0);
-
-	/*
-	 * The same batches of 300-byte requests: one such window is a
-	 * stream's small segments, still bulk; by the fifth the average is
-	 * below 2048 bytes and batches are kicked at six from then on.
-	 */
-	for (w = 1; w <= 5 && s.target == 32; w++) {
-		t += 10 * US;
-		for (i = 0; i < 6; i++, t += 10 * US)
-			pkt_len(&s, &cfg, t, 300);
-		t += 2000 * US;
-		vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t);
-		if (w == 1)
-			KUNIT_EXPECT_EQ(test, s.target, 32U);
-	}
-	KUNIT_EXPECT_EQ(test, w, 6);
-	KUNIT_EXPECT_EQ(test, s.target, 6U);
-	KUNIT_EXPECT_EQ(test, s.nogrow, (u8)VNET_KICK_NOGROW);
-}
-
-/* Adaptive: bulk data is held the whole tx-usecs, small packets half of it. */
-static void kick_adaptive_small_holds_half(struct kunit *test)
-{
-	struct vnet_kick_cfg cfg = { .frames = 64, .usecs = 8000, .adaptive = true };
-	struct vnet_kick_state s;
-	u64 t = 100000 * US;
-
-	vnet_kick_init(&s, &cfg);
-	s.target = 8;
-	s.last_end_ns = t - 10 * US;
-	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t, 66), VNET_KICK_ARM);
-	KUNIT_EXPECT_EQ(test, vnet_kick_deadline(&s, &cfg), t + 4000 * US);
-	/* A large packet joining the batch does not lengthen its hold. */
-	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t + 10 * US, 9000), VNET_KICK_HOLD);
-	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, t + 3999 * US));
-	KUNIT_EXPECT_TRUE(test, vnet_kick_overdue(&s, &cfg, t + 4000 * US));
-	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t + 4000 * US, 66), VNET_KICK_NOW);
-	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_TIMER);
-	vnet_kick_done(&s, &cfg, s.why, t + 4000 * US);
-	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 4000 * US);
-
-	/* Once the timer-flushed batches average bulk: the whole tx-usecs. */
-	s.len_avg = VNET_KICK_BULK_LEN + 1;
-	s.target = 8;
-	s.skip = 0;
-	t += 5000 * US;
-	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t, 66), VNET_KICK_ARM);
-	KUNIT_EXPECT_EQ(test, vnet_kick_deadline(&s, &cfg), t + 8000 * US);
-	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, t + 7999 * US));
-	vnet_kick_done(&s, &cfg, VNET_KICKED_FORCED, t + 10 * US);
-
-	/* Fixed mode holds what the user set, whatever the traffic. */
-	cfg.adaptive = false;
-	vnet_kick_init(&s, &cfg);
-	t += 20000 * US;
-	KUNIT_EXPECT_EQ(test, pkt_len(&s, &cfg, t, 66), VNET_KICK_ARM);
-	KUNIT_EXPECT_EQ(test, vnet_kick_deadline(&s, &cfg), t + 8000 * US);
-}
-
-/* TCP Small Queues are told about the hold: 1 ms of their own + tx-usecs. */
-static void kick_pacing_shift(struct kunit *test)
-{
-	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 0 };
-
-	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), VNET_KICK_TCP_PACING_SHIFT);
-	cfg.usecs = 2000;	/* needs ~2976 us: 2^-8 s = 3906 us */
-	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), 8);
-	cfg.usecs = 500;	/* needs ~1476 us: 2^-9 s = 1953 us */
-	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), 9);
-	cfg.usecs = 10000;	/* needs ~10976 us: 2^-6 s = 15625 us */
-	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), 6);
-	/* tx-frames 1 never holds, whatever tx-usecs says. */
-	cfg.frames = 1;
-	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), VNET_KICK_TCP_PACING_SHIFT);
-}
-
-/*
- * Adaptive, closed loop (request/response): the sender waits for an answer
- * to its held packet, so a window yields one packet.  Each failed hold
- * doubles the number of bursts kicked at once before holding is tried
- * again: over many rounds only a few wait for the timer.
- */
-static void kick_adaptive_closed_loop_backs_off(struct kunit *test)
+static void kick_adaptive_thin_bulk_backs_off(struct kunit *test)
 {
 	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
 	struct vnet_kick_state s;
@@ -359,11 +372,11 @@ static void kick_adaptive_closed_loop_backs_off(struct kunit *test)
 
 	vnet_kick_init(&s, &cfg);
 	for (round = 0; round < 1000; round++) {
-		enum vnet_kick_action a = pkt(&s, &cfg, t, false);
+		enum vnet_kick_action a = pkt_b(&s, &cfg, t);
 
 		if (a == VNET_KICK_NOW) {
 			vnet_kick_done(&s, &cfg, s.why, t);
-			t += 10 * US;	/* the answer comes 10 us after a kick */
+			t += 10 * US;	/* the next one comes 10 us after a kick */
 			continue;
 		}
 		/* Held: nothing else comes; the timer flushes it. */
@@ -381,58 +394,10 @@ static void kick_adaptive_closed_loop_backs_off(struct kunit *test)
 }
 
 /*
- * Adaptive, senders that run out: eight flows each send one packet and
- * wait.  The timer flushes eight packets that all came early in the
- * window; from then on batches go out when they reach eight, and do not
- * grow past it for a while.
+ * Adaptive: a batch the timer had to flush sets the target to its size
+ * (at least the smallest worth holding for); too few stop holding.
  */
-static void kick_adaptive_senders_run_out(struct kunit *test)
-{
-	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
-	struct vnet_kick_state s;
-	u64 t = 1000 * US;
-	int i, round;
-
-	vnet_kick_init(&s, &cfg);
-	s.target = 16;
-	s.gap_avg_ns = 2 * US;
-	s.last_end_ns = t - 2 * US;
-	for (i = 0; i < 8; i++, t += 2 * US)
-		pkt(&s, &cfg, t, false);
-	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1100 * US);
-	KUNIT_EXPECT_EQ(test, s.target, 8U);
-	KUNIT_EXPECT_EQ(test, s.nogrow, (u8)VNET_KICK_NOGROW);
-
-	t = 1102 * US;
-	for (round = 0; round < VNET_KICK_NOGROW; round++) {
-		for (i = 0; i < 7; i++, t += 2 * US)
-			KUNIT_EXPECT_NE(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
-		KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, t, false), VNET_KICK_NOW);
-		KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
-		vnet_kick_done(&s, &cfg, s.why, t);
-		KUNIT_EXPECT_EQ(test, s.target, 8U);
-		t += 2 * US;
-	}
-	KUNIT_EXPECT_EQ(test, s.nogrow, 0);
-}
-
-/* Held packets past their tx-usecs are overdue for any lock holder. */
-static void kick_overdue(struct kunit *test)
-{
-	struct vnet_kick_cfg cfg = { .frames = 8, .usecs = 100 };
-	struct vnet_kick_state s;
-
-	vnet_kick_init(&s, &cfg);
-	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 5000 * US));
-	pkt(&s, &cfg, 1000 * US, false);
-	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 1100 * US - 1));
-	KUNIT_EXPECT_TRUE(test, vnet_kick_overdue(&s, &cfg, 1100 * US));
-	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1100 * US);
-	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 9000 * US));
-}
-
-/* Adaptive: a batch the timer had to flush sets the target to its size. */
-static void kick_adaptive_timer_shrinks(struct kunit *test)
+static void kick_adaptive_timer_sets_target(struct kunit *test)
 {
 	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
 	struct vnet_kick_state s;
@@ -440,46 +405,48 @@ static void kick_adaptive_timer_shrinks(struct kunit *test)
 	vnet_kick_init(&s, &cfg);
 	s.target = 16;
 	s.last_end_ns = 990 * US;
-	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1000 * US, false), VNET_KICK_ARM);
-	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1040 * US, false), VNET_KICK_HOLD);
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1000 * US), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1040 * US), VNET_KICK_HOLD);
 	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1100 * US);
 	/* Only two gathered: too few to be worth a timer, stop holding. */
 	KUNIT_EXPECT_EQ(test, s.target, 1U);
 
 	s.target = 16;
 	s.last_end_ns = 1190 * US;
-	pkt(&s, &cfg, 1200 * US, false);
-	pkt(&s, &cfg, 1210 * US, false);
-	pkt(&s, &cfg, 1220 * US, false);
-	pkt(&s, &cfg, 1230 * US, false);
-	pkt(&s, &cfg, 1240 * US, false);
+	pkt_b(&s, &cfg, 1200 * US);
+	pkt_b(&s, &cfg, 1210 * US);
+	pkt_b(&s, &cfg, 1220 * US);
+	pkt_b(&s, &cfg, 1230 * US);
+	pkt_b(&s, &cfg, 1240 * US);
 	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1300 * US);
 	KUNIT_EXPECT_EQ(test, s.target, 5U);
 }
 
 /*
- * Holds one timer window (2 ms) of @n bulk packets (4 KB, spread over its
- * first 1.5 ms) and lets the timer flush it.  Returns the target after.
+ * One timer window (2 ms) of @n bulk packets spread over its first
+ * 1.5 ms, which only the timer ends (the batch may take more than @n).
+ * Returns whether the policy still holds afterwards.
  */
-static u32 bulk_window(struct vnet_kick_state *s,
-		       const struct vnet_kick_cfg *cfg, u64 *t, int n)
+static bool bulk_window(struct vnet_kick_state *s,
+			const struct vnet_kick_cfg *cfg, u64 *t, int n)
 {
 	int i;
 
+	if (s->target > 1)
+		s->target = 32;
 	for (i = 0; i < n; i++, *t += 1500 * US / n)
-		pkt_len(s, cfg, *t, 4096);
+		pkt_b(s, cfg, *t);
 	*t = vnet_kick_deadline(s, cfg);
 	vnet_kick_done(s, cfg, VNET_KICKED_TIMER, *t);
 	*t += 50 * US;
-	return s->target;
+	return s->target > 1;
 }
 
 /*
  * Adaptive: a stream whose windows gathered twelve keeps holding through
- * a thin window of two (its senders waited for acknowledgements), and
- * stops only when thin windows go on (worth holding: four, the notify
- * rate being one); a flow that holding has just started on stops at its
- * first thin window.
+ * a thin window of two, and stops only when thin windows go on (worth
+ * holding: four, the notify rate being one); a sender that holding has
+ * just started on stops at its first thin window.
  */
 static void kick_adaptive_stream_rides_out_thin_window(struct kunit *test)
 {
@@ -492,44 +459,111 @@ static void kick_adaptive_stream_rides_out_thin_window(struct kunit *test)
 	s.target = 32;
 	s.last_end_ns = t - 50 * US;
 	for (i = 0; i < 4; i++)
-		KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 12), 32U);
-	KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 2), 32U);
-	KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 12), 32U);
+		KUNIT_EXPECT_TRUE(test, bulk_window(&s, &cfg, &t, 12));
+	KUNIT_EXPECT_EQ(test, s.target, 12U);
+	KUNIT_EXPECT_TRUE(test, bulk_window(&s, &cfg, &t, 2));
+	KUNIT_EXPECT_TRUE(test, bulk_window(&s, &cfg, &t, 12));
 	/* Thin windows in a row: the fourth takes the average below four. */
 	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 2), 32U);
-	KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 2), 1U);
+		KUNIT_EXPECT_TRUE(test, bulk_window(&s, &cfg, &t, 2));
+	KUNIT_EXPECT_FALSE(test, bulk_window(&s, &cfg, &t, 2));
 
 	/* Holding starts afresh: one thin window is enough to stop. */
 	s.target = 32;
 	s.last_end_ns = t - 50 * US;
-	KUNIT_EXPECT_EQ(test, bulk_window(&s, &cfg, &t, 2), 1U);
+	KUNIT_EXPECT_FALSE(test, bulk_window(&s, &cfg, &t, 2));
 }
 
-/* Adaptive: the first packet after idle goes out at once, even when batching. */
-static void kick_adaptive_idle_then_immediate(struct kunit *test)
+/*
+ * Adaptive: a socket that sent bulk within tx-usecs has its small packets
+ * held with the batch (a small write between autocorked ones); another
+ * socket's small packet flushes it, and so does the first one's once the
+ * window passed.  The last VNET_KICK_SENDERS bulk senders are remembered.
+ */
+static void kick_adaptive_bulk_senders(struct kunit *test)
 {
-	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_state s;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 990 * US;
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 1000 * US, 0xa, true), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 1010 * US, 0xa, false), VNET_KICK_HOLD);
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 1020 * US, 0xb, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_FORCED);
+	vnet_kick_done(&s, &cfg, s.why, 1020 * US);
+	/* 0xb's packet stops all holding for a window (see the next test). */
+	s.shared_until = 0;
+	/* Within the window of its last bulk packet, without it after. */
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 2999 * US, 0xa, false), VNET_KICK_ARM);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_FORCED, 2999 * US);
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 3000 * US, 0xa, false), VNET_KICK_NOW);
+	vnet_kick_done(&s, &cfg, s.why, 3000 * US);
+
+	/*
+	 * That last packet was latency-bound: no holding until 5000 us.
+	 * Nine bulk senders: the first one to expire makes room.
+	 */
+	for (i = 1; i <= VNET_KICK_SENDERS + 1; i++) {
+		pkt_s(&s, &cfg, (5000 + i) * US, 0x100 + i, true);
+		vnet_kick_done(&s, &cfg, VNET_KICKED_FORCED, (5000 + i) * US);
+	}
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 5100 * US, 0x102, false), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 5101 * US, 0x100 + VNET_KICK_SENDERS + 1,
+				    false), VNET_KICK_HOLD);
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 5102 * US, 0x101, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_FORCED);
+}
+
+/*
+ * Adaptive: while a latency-bound packet was sent within tx-usecs, bulk is
+ * held in no batch (at once, or at the end of the poll that sent it); pure
+ * acknowledgments do not count as latency-bound.
+ */
+static void kick_adaptive_shared_queue_holds_no_bulk(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_in ack = { .pure_ack = true };
 	struct vnet_kick_state s;
 
 	vnet_kick_init(&s, &cfg);
 	s.target = 16;
-	s.last_end_ns = 1000 * US;
-	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 5000 * US, false), VNET_KICK_NOW);
+	s.last_end_ns = 990 * US;
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1000 * US), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1001 * US, false), VNET_KICK_NOW);
+	vnet_kick_done(&s, &cfg, s.why, 1001 * US);
+	/* For tx-usecs after it, bulk is not held... */
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1100 * US), VNET_KICK_NOW);
 	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_UNHELD);
-	vnet_kick_done(&s, &cfg, s.why, 5000 * US);
+	vnet_kick_done(&s, &cfg, s.why, 1100 * US);
+	KUNIT_EXPECT_EQ(test, pkt_bp(&s, &cfg, 3000 * US), VNET_KICK_POLL);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_POLL, 3000 * US);
+	/* ...nor does it learn: the batch size stays for later. */
 	KUNIT_EXPECT_EQ(test, s.target, 16U);
-	/* The packet right after it is held again. */
-	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 5005 * US, false), VNET_KICK_ARM);
+	/* Acknowledgments leave holding alone. */
+	ack.now = 3001 * US;
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &ack), VNET_KICK_NOW);
+	vnet_kick_done(&s, &cfg, s.why, 3001 * US);
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 3010 * US), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_bp(&s, &cfg, 3011 * US), VNET_KICK_HOLD);
+}
 
-	/*
-	 * The timer flushes it at 5105 us; the sender, which waited for
-	 * that, sends again 20 us later, 120 us after its last packet: not
-	 * idle (no window passed without a notification), held.
-	 */
-	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 5105 * US);
-	s.target = 16;
-	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 5125 * US, false), VNET_KICK_ARM);
+/* The notification cost is a moving average; one stalled sample is capped. */
+static void kick_cost_average(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, s.cost_ns, 0ULL);
+	vnet_kick_cost(&s, 8 * US);
+	KUNIT_EXPECT_EQ(test, s.cost_ns, 8 * US);
+	vnet_kick_cost(&s, 16 * US);
+	KUNIT_EXPECT_EQ(test, s.cost_ns, 9 * US);
+	vnet_kick_cost(&s, 100 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, s.cost_ns, (7 * 9 * US + NSEC_PER_MSEC) / 8);
 }
 
 /* Growth never passes tx-frames (or the cap when tx-frames is 0). */
@@ -549,6 +583,38 @@ static void kick_adaptive_caps(struct kunit *test)
 	s.pending = VNET_KICK_MAX_BATCH;
 	vnet_kick_done(&s, &cfg, VNET_KICKED_COUNT, 0);
 	KUNIT_EXPECT_EQ(test, s.target, (u32)VNET_KICK_MAX_BATCH);
+}
+
+/* TCP Small Queues are told about the hold: 1 ms of their own + tx-usecs. */
+static void kick_pacing_shift(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 0 };
+
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), VNET_KICK_TCP_PACING_SHIFT);
+	cfg.usecs = 2000;	/* needs ~2976 us: 2^-8 s = 3906 us */
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), 8);
+	cfg.usecs = 500;	/* needs ~1476 us: 2^-9 s = 1953 us */
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), 9);
+	cfg.usecs = 10000;	/* needs ~10976 us: 2^-6 s = 15625 us */
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), 6);
+	/* tx-frames 1 never holds, whatever tx-usecs says. */
+	cfg.frames = 1;
+	KUNIT_EXPECT_EQ(test, vnet_kick_pacing_shift(&cfg), VNET_KICK_TCP_PACING_SHIFT);
+}
+
+/* Held packets past their tx-usecs are overdue for any lock holder. */
+static void kick_overdue(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 8, .usecs = 100 };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 5000 * US));
+	pkt(&s, &cfg, 1000 * US, false);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 1100 * US - 1));
+	KUNIT_EXPECT_TRUE(test, vnet_kick_overdue(&s, &cfg, 1100 * US));
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1100 * US);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 9000 * US));
 }
 
 /* Time differences stay right when the clock value wraps. */
@@ -572,21 +638,22 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_time_limit_edges),
 	KUNIT_CASE(kick_timer_flush_records_hold),
 	KUNIT_CASE(kick_ring_full_and_urgent),
-	KUNIT_CASE(kick_adaptive_sparse_flow_not_held),
-	KUNIT_CASE(kick_adaptive_load_batches),
-	KUNIT_CASE(kick_adaptive_closed_loop_backs_off),
-	KUNIT_CASE(kick_adaptive_senders_run_out),
-	KUNIT_CASE(kick_overdue),
-	KUNIT_CASE(kick_adaptive_bulk_keeps_window),
-	KUNIT_CASE(kick_adaptive_small_holds_half),
-	KUNIT_CASE(kick_pacing_shift),
-	KUNIT_CASE(kick_adaptive_timer_shrinks),
-	KUNIT_CASE(kick_adaptive_stream_rides_out_thin_window),
-	KUNIT_CASE(kick_adaptive_idle_then_immediate),
-	KUNIT_CASE(kick_adaptive_caps),
-	KUNIT_CASE(kick_clock_wraparound),
+	KUNIT_CASE(kick_adaptive_latency_never_held),
+	KUNIT_CASE(kick_adaptive_latency_flushes_batch),
+	KUNIT_CASE(kick_adaptive_poll_waits_for_poll_end),
+	KUNIT_CASE(kick_adaptive_bulk_batches),
 	KUNIT_CASE(kick_adaptive_weighs_notify_rate),
 	KUNIT_CASE(kick_sample_only_unheld),
+	KUNIT_CASE(kick_adaptive_thin_bulk_backs_off),
+	KUNIT_CASE(kick_overdue),
+	KUNIT_CASE(kick_pacing_shift),
+	KUNIT_CASE(kick_adaptive_timer_sets_target),
+	KUNIT_CASE(kick_adaptive_stream_rides_out_thin_window),
+	KUNIT_CASE(kick_adaptive_caps),
+	KUNIT_CASE(kick_cost_average),
+	KUNIT_CASE(kick_adaptive_bulk_senders),
+	KUNIT_CASE(kick_adaptive_shared_queue_holds_no_bulk),
+	KUNIT_CASE(kick_clock_wraparound),
 	{}
 };
 

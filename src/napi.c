@@ -125,6 +125,12 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	/* netpoll (budget 0, interrupts off) wants TX completions only */
 	if (!budget)
 		return 0;
+	/*
+	 * What the stack sends on this pair while the poll runs here
+	 * (acknowledgments, answers made in softirq context) is notified
+	 * once, at the end (vnet_tx_poll_flush()).
+	 */
+	WRITE_ONCE(rq->poll_cpu, raw_smp_processor_id());
 	vnet_rx_receive(rq, &poll);
 	done = poll.work;
 
@@ -160,6 +166,9 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 		}
 		break;
 	}
+	/* After napi_complete_done(): its GRO flush may have sent more. */
+	WRITE_ONCE(rq->poll_cpu, -1);
+	vnet_tx_poll_flush(&rq->qp->sq);
 	return done;
 }
 

@@ -28,6 +28,7 @@ int vnet_qps_alloc(struct vnet *vi)
 		qp->vi = vi;
 		qp->index = i;
 		qp->rq.qp = qp;
+		qp->rq.poll_cpu = -1;
 		qp->sq.qp = qp;
 		qp->sq.use_napi = vnet_opts.napi_tx;
 		atomic64_set(&qp->sq.timeouts, 0);

@@ -25,6 +25,7 @@ enum vnet_stat_src {
 	VNET_SRC_TX_TIMER_ARMS,	/* pair timer armed to flush held kicks */
 	VNET_SRC_MAX_HOLD,	/* longest kick hold, in microseconds */
 	VNET_SRC_MAX_LATE,	/* latest timer flush after its deadline, us */
+	VNET_SRC_NOTIFY_COST,	/* what a notification costs the vCPU, ns */
 	VNET_SRC_RX_TIMER_ARMS,	/* pair timer armed for RX deferrals */
 	VNET_SRC_PER_POLL,	/* packets per NAPI poll, average */
 };
@@ -109,11 +110,13 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("kicks_held", kicks_held),
 	VNET_SQ_STAT("kicks_suppressed", kicks_suppressed),
 	VNET_SQ_STAT("timer_flushes", timer_flushes),
+	VNET_SQ_STAT("poll_flushes", poll_flushes),
 	VNET_SQ_STAT("batch_kicks", batch_kicks),
 	VNET_SQ_STAT("forced_kicks", forced_kicks),
 	{ "flush_timer_arms", VNET_SRC_TX_TIMER_ARMS, 0 },
 	{ "max_hold_us", VNET_SRC_MAX_HOLD, 0 },
 	{ "max_flush_late_us", VNET_SRC_MAX_LATE, 0 },
+	{ "notify_cost_ns", VNET_SRC_NOTIFY_COST, 0 },
 	VNET_SQ_STAT("reclaim_batches", reclaim_batches),
 	VNET_SQ_STAT("reclaim_deadlines", reclaim_deadlines),
 	VNET_IRQ_STAT("interrupts"),
@@ -240,6 +243,9 @@ static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 								    VNET_TIMER_TX_FLUSH,
 								    false)),
 					 NSEC_PER_USEC);
+			break;
+		case VNET_SRC_NOTIFY_COST:
+			out[i] = READ_ONCE(sq->kick.cost_ns);
 			break;
 		case VNET_SRC_RX_TIMER_ARMS:
 			vnet_qp_timer_counts(&qp->rx_timer, VNET_TIMER_RX_POLL,

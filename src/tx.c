@@ -17,6 +17,7 @@
 #include <linux/netdevice.h>
 #include <linux/netpoll.h>
 #include <linux/skbuff.h>
+#include <linux/tcp.h>
 #include <net/sock.h>
 #include <net/netfilter/nf_conntrack.h>
 #include "compat.h"
@@ -120,6 +121,23 @@ static void vnet_tx_note_late(struct vnet_sq *sq, u64 now)
 		vnet_kick_flush_late(&sq->kick, due, now);
 }
 
+/*
+ * Notify the device; every VNET_KICK_COST_SAMPLE-th notification is timed
+ * for the kick policy (on KVM the time is the exit's).
+ */
+static bool vnet_tx_notify(struct vnet_sq *sq)
+{
+	u64 t0;
+	bool ok;
+
+	if (++sq->notify_seq % VNET_KICK_COST_SAMPLE)
+		return virtqueue_notify(sq->vq);
+	t0 = ktime_get_ns();
+	ok = virtqueue_notify(sq->vq);
+	vnet_kick_cost(&sq->kick, ktime_get_ns() - t0);
+	return ok;
+}
+
 /* Notify the device of everything added so far, unless it opted out. */
 static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 			 u64 now)
@@ -132,13 +150,15 @@ static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 
 	u64_stats_update_begin(&sq->stats.syncp);
 	if (notify) {
-		if (virtqueue_notify(sq->vq))
+		if (vnet_tx_notify(sq))
 			u64_stats_inc(&sq->stats.kicks);
 	} else if (pending) {
 		u64_stats_inc(&sq->stats.kicks_suppressed);
 	}
 	if (why == VNET_KICKED_TIMER)
 		u64_stats_inc(&sq->stats.timer_flushes);
+	else if (why == VNET_KICKED_POLL)
+		u64_stats_inc(&sq->stats.poll_flushes);
 	else if (why == VNET_KICKED_COUNT)
 		u64_stats_inc(&sq->stats.batch_kicks);
 	else if (why == VNET_KICKED_FORCED && pending)
@@ -166,6 +186,71 @@ void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now)
 {
 	if (vnet_kick_overdue(&sq->kick, &sq->kick_cfg, now))
 		vnet_tx_kick(sq, VNET_KICKED_TIMER, now);
+}
+
+/*
+ * The pair's receive poll ended on this CPU: notify the device of what it
+ * sent (see policy/kick.h).  Only that poll's CPU marks packets so, and it
+ * stopped marking them before it came here.
+ */
+void vnet_tx_poll_flush(struct vnet_sq *sq)
+{
+	struct netdev_queue *txq = vnet_sq_txq(sq);
+
+	if (!READ_ONCE(sq->kick.poll))
+		return;
+	__netif_tx_lock(txq, raw_smp_processor_id());
+	if (sq->kick.poll && sq->kick.pending)
+		vnet_tx_kick(sq, VNET_KICKED_POLL, ktime_get_ns());
+	vnet_tx_flush_wanted(sq);
+	__netif_tx_unlock(txq);
+}
+
+/*
+ * What the adaptive kick policy needs to know about @skb (see
+ * policy/kick.h): whether it is bulk and whether it is a pure TCP
+ * acknowledgment.  Bulk is a GSO packet, or a TCP segment that is large
+ * or has more of its socket's data queued behind it, unless the socket
+ * received data within the last @window jiffies: then it is in a
+ * conversation, and what it sends is an answer someone waits for, however
+ * large (an HTTP response).  Racy reads of the socket are fine: they only
+ * decide whether a notification may wait.
+ */
+static void vnet_tx_classify(const struct sk_buff *skb, u32 window,
+			     struct vnet_kick_in *kin)
+{
+	const struct sock *sk = skb->sk;
+	const struct tcp_sock *tp;
+	unsigned int payload = 0;
+	bool known;
+
+	kin->bulk = false;
+	kin->pure_ack = false;
+	if (!sk || !sk_fullsock(sk) || sk->sk_protocol != IPPROTO_TCP) {
+		kin->bulk = skb_is_gso(skb);
+		return;
+	}
+	known = !skb->encapsulation && skb_transport_header_was_set(skb);
+	if (known) {
+		payload = skb->len - skb_transport_offset(skb) - tcp_hdrlen(skb);
+		if (!payload) {
+			kin->pure_ack = true;
+			return;
+		}
+		if (payload > skb->len)
+			return;
+	}
+	if ((u32)jiffies - READ_ONCE(inet_csk(sk)->icsk_ack.lrcvtime) < window)
+		return;
+	if (skb_is_gso(skb)) {
+		kin->bulk = true;
+		return;
+	}
+	if (!known)
+		return;
+	tp = tcp_sk(sk);
+	kin->bulk = skb->len >= VNET_KICK_BULK_LEN ||
+		    READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_nxt) > payload;
 }
 
 /*
@@ -328,6 +413,8 @@ static void vnet_tx_apply_coal(struct vnet_sq *sq)
 	sq->kick_cfg.adaptive = sq->coal.adaptive;
 	vnet_kick_init(&sq->kick, &sq->kick_cfg);
 	sq->pacing_shift = vnet_kick_pacing_shift(&sq->kick_cfg);
+	/* At least one whole tick, whatever HZ (see vnet_tx_classify()). */
+	sq->kick_conv_jiffies = usecs_to_jiffies(sq->coal.usecs) + 1;
 	sq->reclaim_cfg.frames = vnet_tx_irq_frames(&sq->coal, ring);
 	sq->reclaim_cfg.usecs = sq->coal.irq_usecs;
 	/* Delayed reclaim runs with completion interrupts off. */
@@ -516,7 +603,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	struct vnet_sq *sq = &vi->qp[qi].sq;
 	bool more = netdev_xmit_more();
 	u64 now = ktime_get_ns();
-	struct vnet_kick_in kin;
+	struct vnet_kick_in kin = {};
 	unsigned int len = skb->len;
 	/* A software transmit timestamp is wanted: see below. */
 	bool stamp = skb_shinfo(skb)->tx_flags & SKBTX_SW_TSTAMP;
@@ -569,6 +656,10 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	 * it goes to the socket.
 	 */
 	skb_tx_timestamp(skb);
+	/* Before the skb may be orphaned below. */
+	if (sq->kick_cfg.adaptive)
+		vnet_tx_classify(skb, sq->kick_conv_jiffies, &kin);
+	kin.sender = skb->sk && sk_fullsock(skb->sk) ? (unsigned long)skb->sk : 0;
 	/* TCP Small Queues must allow for the hold (see policy/kick.h). */
 	if (skb->sk && sq->pacing_shift < VNET_KICK_TCP_PACING_SHIFT)
 		sk_pacing_shift_update(skb->sk, sq->pacing_shift);
@@ -590,7 +681,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	kin.xmit_more = more;
 	kin.queue_stopped = netif_xmit_stopped(txq);
 	kin.urgent = netpoll_tx_running(dev) || stamp;
-	kin.len = len;
+	kin.in_poll = READ_ONCE(sq->qp->rq.poll_cpu) == raw_smp_processor_id();
 	switch (vnet_kick_decide(&sq->kick, &sq->kick_cfg, &kin)) {
 	case VNET_KICK_NOW:
 		vnet_tx_kick(sq, sq->kick.why, now);
@@ -613,6 +704,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		}
 		fallthrough;
 	case VNET_KICK_HOLD:
+	case VNET_KICK_POLL:
 		if (!more)
 			vnet_sq_inc(sq, &sq->stats.kicks_held);
 		break;

@@ -3,57 +3,59 @@
  * TX kick policy: after a packet has been added to a send queue, decide
  * whether to notify the device now or to hold the notification back.
  *
- * A notification is held until tx-frames packets were queued since the
- * last one or tx-usecs passed since the first held packet, whichever comes
- * first; the flush timer enforces the time limit.  Packets the stack
- * sends as one burst (xmit_more) always share a notification, and a
- * stopped queue or an urgent sender (netpoll, teardown, a packet that
- * wants a software transmit timestamp) never waits.
+ * Always, whatever the settings:
+ *  - packets the stack sends as one burst (xmit_more) share a notification;
+ *  - a stopped queue (ring full, byte queue limit) and an urgent sender
+ *    (netpoll, teardown, a packet that wants a software transmit
+ *    timestamp) never wait.
  *
- * Adaptive mode learns how many packets one hold window gathers.  The
- * first packet after idle (a window without packets or notifications)
- * is kicked at once.  Holding starts only when
- * the recent gaps between bursts (a moving average) promise a batch per
- * window that pays: a batch costs a timer arm and a timer interrupt
- * besides its notification, and unheld packets cost only the
- * notifications the device's event index asks for, which the policy
- * samples (vnet_kick_sample()).  The smallest batch worth holding for is
- * (1 + VNET_KICK_BATCH_EXITS) / (notifications per unheld packet), and
- * at least VNET_KICK_MIN_BATCH: 4 when every unheld burst notifies, 8
- * when the device declines three in five (a busy device, many flows
- * per queue).  A batch that fills before its deadline lets the next one
- * grow; one the timer had to flush shows what a window really yields:
- *  - too few packets, on average over the timer flushes since holding
- *    started (weighted to the recent ones, and starting at the least
- *    worthwhile batch: a thin first window stops holding at once, a thin
- *    window in a stream that filled the earlier ones does not): holding
- *    stops, and may only start again after a number of bursts that
- *    doubles with every such failure (closed-loop traffic, e.g.
- *    request/response, stops sending while its packet is held: probing
- *    it costs one wait per 2^n rounds, not every round);
- *  - bulk data (packets of the timer-flushed batches averaging over
- *    VNET_KICK_BULK_LEN bytes, a moving average, so that a window of a
- *    stream's small segments does not count as requests: TCP is already
- *    coalescing, its senders are paced by acknowledgements and keep
- *    sending while the window lasts): the next batches gather up to
- *    tx-frames again;
- *  - small packets whose last one came early in the window: the senders
- *    ran out (all of them waiting for answers), so the next batches are
- *    kicked as soon as they reach that size and do not grow past it for
- *    a while.
+ * Fixed mode (adaptive-tx off): every packet is held until tx-frames
+ * packets were queued since the last notification or tx-usecs passed since
+ * the first held one, whichever comes first; the flush timer enforces the
+ * time limit.  This is the user's explicit trade of latency for exits.
  *
- * Holding delays when TCP learns that a packet left, and TCP Small Queues
- * allow a socket only about 1 ms of data below it (sk_pacing_shift 10):
- * a hold of tx-usecs would throttle the flow instead of batching it.
- * vnet_kick_pacing_shift() gives the shift that allows that plus
- * tx-usecs, which the transmit path applies to the sending TCP socket, as
- * wireless drivers do for their aggregation.
+ * Adaptive mode (the default) holds a packet only where nobody waits for
+ * it, so that no flow pays latency for another's savings:
+ *  - Bulk (the caller says so): a GSO packet, a TCP segment of at least
+ *    VNET_KICK_BULK_LEN bytes, or one whose socket has more data queued
+ *    behind it, unless the socket received data within tx-usecs (a
+ *    conversation: a large answer is still awaited by someone, so it is
+ *    not bulk).  Such segments are what a sender with a backlog makes
+ *    (TSO, TCP's autocorking of small writes); nobody waits for one of
+ *    them in particular.  The other packets of a socket that sent bulk
+ *    within the last tx-usecs count as bulk too: they are the same
+ *    stream's (a small write between autocorked ones, the end of a
+ *    write).  The policy remembers the last VNET_KICK_SENDERS such
+ *    sockets.  Bulk is held like in fixed mode when the queue's bulk
+ *    traffic is dense enough for holding to pay (below); TCP Small Queues
+ *    are told to allow for the hold (vnet_kick_pacing_shift()).
+ *  - Anything else (a request, an answer, a datagram, an ICMP echo, a
+ *    pure acknowledgment, of a socket that sent no bulk) is not held in a
+ *    batch.  Sent from the pair's own receive poll (acknowledgments,
+ *    answers the stack makes in softirq context) it waits until that poll
+ *    ends, which notifies once for all of them: no timer, and no wait
+ *    beyond the poll that was running anyway.  Otherwise it is notified at
+ *    once, together with whatever is held: a latency-bound packet never
+ *    waits behind a bulk batch.
+ *  - A queue shared with such traffic holds no bulk: for tx-usecs after
+ *    a packet that is neither bulk nor a pure TCP acknowledgment, bulk is
+ *    treated like the rest (at once, or at the end of the receive poll
+ *    that sent it).  A held batch would otherwise reach the device in one
+ *    piece just ahead of the next request or answer, which then waits
+ *    for all of it.
  *
- * Adaptive mode holds the whole tx-usecs only for bulk data (above);
- * batches of small packets are held at most half of it.  Someone waits
- * for those: a request's answer, or the sender of a receive stream for
- * its acknowledgements, so a long hold costs more throughput than its
- * kicks are worth, while a TCP stream's segments keep coming.
+ * When holding bulk pays: a held batch costs its notification plus the
+ * flush timer's arm and interrupt (VNET_KICK_BATCH_EXITS), while packets
+ * sent unheld cost only the notifications the device's event index asks
+ * for, which the policy samples (vnet_kick_sample()).  The smallest batch
+ * worth holding for is (1 + VNET_KICK_BATCH_EXITS) / (notifications per
+ * unheld packet), at least VNET_KICK_MIN_BATCH.  Holding starts when the
+ * recent gaps between bulk bursts (a moving average) promise that batch
+ * within tx-usecs, and stops when the batches the timer flushes fall
+ * short of it on average; it may start again after a number of bursts
+ * that doubles with every failure.  A batch that fills before its
+ * deadline lets the next one grow, up to tx-frames; one the timer flushed
+ * with enough sets the next batch's size.
  *
  * Pure decision logic: the caller (tx.c) passes the time and what it
  * knows about the packet and the queue, and carries out the answer.  The
@@ -75,16 +77,14 @@
 #define VNET_KICK_MAX_BATCH	64
 /* TCP's own pacing shift: about 1 ms of data below the socket. */
 #define VNET_KICK_TCP_PACING_SHIFT	10
+/* TCP segments of at least this many bytes are bulk (see above). */
+#define VNET_KICK_BULK_LEN	1024
+/* Sockets remembered as bulk senders per queue. */
+#define VNET_KICK_SENDERS	8
 /* Most bursts a failed hold keeps holding off for: 2^VNET_KICK_MAX_BACKOFF. */
 #define VNET_KICK_MAX_BACKOFF	8
-/* Batches that may not grow after the senders were seen to run out. */
-#define VNET_KICK_NOGROW	16
-/*
- * Held packets averaging more than this are bulk data (TCP already
- * coalesces what it sends): their senders are paced by acknowledgements,
- * not waiting for answers, and more keep coming while a window lasts.
- */
-#define VNET_KICK_BULK_LEN	2048
+/* One notification in this many is timed (vnet_kick_cost()). */
+#define VNET_KICK_COST_SAMPLE	16
 
 struct vnet_kick_cfg {
 	u32 frames;	/* most packets per notification; 0: no count limit */
@@ -97,16 +97,21 @@ enum vnet_kick_reason {
 	VNET_KICKED_UNHELD,	/* not holding: the burst ended */
 	VNET_KICKED_COUNT,	/* the batch filled before its deadline */
 	VNET_KICKED_TIMER,	/* the hold time ran out */
+	VNET_KICKED_POLL,	/* the receive poll that sent them ended */
 	VNET_KICKED_FORCED,	/* stopped queue, urgent sender, teardown */
+};
+
+/* A socket that sent bulk, and until when its packets count as bulk. */
+struct vnet_kick_sender {
+	u64 id;
+	u64 until;
 };
 
 struct vnet_kick_state {
 	u32 pending;	/* packets added since the last notification */
-	u64 bytes;	/* bytes of those packets */
 	u32 target;	/* adaptive: packets to gather; 1: not holding */
 	u32 skip;	/* adaptive: bursts before holding may start again */
 	u8 backoff;	/* adaptive: log2 of the next skip */
-	u8 nogrow;	/* adaptive: batches that may not grow */
 	/* adaptive: notifications per unheld packet, x VNET_KICK_RATE_ONE */
 	u32 notify_rate;
 	u32 sample_pkts;	/* unheld packets in the current sample */
@@ -116,16 +121,18 @@ struct vnet_kick_state {
 	 * the timer flushes since holding (re)started
 	 */
 	u32 flush_avg8;
-	/* adaptive: bytes per packet of the timer-flushed batches, averaged */
-	u32 len_avg;
 	bool armed;	/* flush timer requested for this batch */
+	bool poll;	/* a receive poll will notify what is pending */
 	enum vnet_kick_reason why;	/* why the last VNET_KICK_NOW */
 	u64 first_ns;	/* when the oldest pending packet was added */
-	u64 hold_ns;	/* longest this batch may be held */
-	u64 last_add_ns;	/* when the newest pending packet was added */
-	/* when the previous burst ended, or was notified if that was later */
+	u64 cost_ns;	/* what a notification costs this vCPU, averaged */
+	/* adaptive: recent bulk senders (0: a free slot) */
+	struct vnet_kick_sender senders[VNET_KICK_SENDERS];
+	/* adaptive: when the previous bulk burst ended */
 	u64 last_end_ns;
-	u64 gap_avg_ns;	/* adaptive: moving average of burst gaps */
+	u64 gap_avg_ns;	/* adaptive: moving average of bulk burst gaps */
+	/* adaptive: until when a latency-bound packet forbids holding bulk */
+	u64 shared_until;
 	u64 max_hold_ns;	/* longest wait of a packet for its kick */
 	/*
 	 * Latest a flush came after its deadline because the armed timer
@@ -140,11 +147,19 @@ struct vnet_kick_in {
 	bool xmit_more;		/* the stack promises another packet now */
 	bool queue_stopped;	/* ring or byte-queue limit stopped the queue */
 	bool urgent;		/* netpoll, teardown, timestamp: never hold */
-	u32 len;		/* bytes of the packet */
+	/* adaptive: sent from the pair's receive poll, which notifies at its end */
+	bool in_poll;
+	/* adaptive: a bulk packet (see above) */
+	bool bulk;
+	/* adaptive: a TCP segment without payload */
+	bool pure_ack;
+	/* adaptive: an id of the sending socket, 0 for none */
+	u64 sender;
 };
 
 enum vnet_kick_action {
 	VNET_KICK_HOLD,		/* wait: more is coming or the timer is armed */
+	VNET_KICK_POLL,		/* wait for the end of the running receive poll */
 	VNET_KICK_ARM,		/* wait, and arm the flush timer (see deadline) */
 	VNET_KICK_NOW,		/* notify the device now */
 };
@@ -156,6 +171,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg);
 u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg);
+void vnet_kick_cost(struct vnet_kick_state *s, u64 ns);
 void vnet_kick_flush_late(struct vnet_kick_state *s, u64 due, u64 now);
 bool vnet_kick_overdue(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg, u64 now);

@@ -3,8 +3,8 @@
  * TX kick policy (pure).  See policy/kick.h for the rules.
  */
 #include <linux/kernel.h>
-#include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/string.h>
 #include <linux/time64.h>
 #include "policy/kick.h"
 
@@ -16,6 +16,12 @@ static u64 vnet_kick_window(const struct vnet_kick_cfg *cfg)
 static u32 vnet_kick_max_batch(const struct vnet_kick_cfg *cfg)
 {
 	return cfg->frames ? cfg->frames : VNET_KICK_MAX_BATCH;
+}
+
+/* Settings that never hold a packet beyond a burst of the stack. */
+static bool vnet_kick_never_holds(const struct vnet_kick_cfg *cfg)
+{
+	return !cfg->usecs || cfg->frames == 1;
 }
 
 /*
@@ -35,69 +41,38 @@ static u32 vnet_kick_min_batch(const struct vnet_kick_state *s)
 	return max_t(u32, need, VNET_KICK_MIN_BATCH);
 }
 
-/* Adaptive: the timer-flushed batches were bulk data (policy/kick.h). */
-static bool vnet_kick_bulk(const struct vnet_kick_state *s)
-{
-	return s->len_avg > VNET_KICK_BULK_LEN;
-}
-
-/* Longest the batch starting now may be held (see policy/kick.h). */
-static u64 vnet_kick_hold(const struct vnet_kick_state *s,
-			  const struct vnet_kick_cfg *cfg)
-{
-	u64 window = vnet_kick_window(cfg);
-
-	return cfg->adaptive && !vnet_kick_bulk(s) ? window / 2 : window;
-}
-
-/* Longest a packet may be held, in us: 0 when settings never hold. */
-static u32 vnet_kick_limit_usecs(const struct vnet_kick_cfg *cfg)
-{
-	return cfg->frames == 1 ? 0 : cfg->usecs;
-}
-
-/* Packets to gather before notifying; 1 means no holding at all. */
-static u32 vnet_kick_limit(const struct vnet_kick_state *s,
-			   const struct vnet_kick_cfg *cfg)
-{
-	if (!cfg->usecs || cfg->frames == 1)
-		return 1;
-	if (cfg->adaptive)
-		return s->target;
-	return cfg->frames ? cfg->frames : U32_MAX;
-}
-
 void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 {
 	s->pending = 0;
 	s->armed = false;
+	s->poll = false;
 	s->target = 1;
 	s->skip = 0;
 	s->backoff = 0;
-	s->nogrow = 0;
 	s->why = VNET_KICKED_UNHELD;
 	/* Until measured: as if every unheld burst needed a notification. */
 	s->notify_rate = VNET_KICK_RATE_ONE;
 	s->sample_pkts = 0;
 	s->sample_notifies = 0;
 	s->flush_avg8 = VNET_KICK_MIN_BATCH * 8;
-	s->len_avg = 0;
 	s->first_ns = 0;
-	s->hold_ns = vnet_kick_hold(s, cfg);
-	s->last_add_ns = 0;
+	s->cost_ns = 0;
+	memset(s->senders, 0, sizeof(s->senders));
 	s->last_end_ns = 0;
+	s->shared_until = 0;
 	/* No history yet: as if bursts came a whole window apart. */
-	s->gap_avg_ns = s->hold_ns;
+	s->gap_avg_ns = vnet_kick_window(cfg);
 }
 
 /*
- * Adaptive, not holding: learn the burst rate, and start holding once it
- * promises a worthwhile batch per window (and no back-off is running).
+ * Adaptive, a bulk burst while not holding: learn the burst rate,
+ * and start holding once it promises a worthwhile batch per window (and
+ * no back-off is running).
  */
 static void vnet_kick_learn_gap(struct vnet_kick_state *s,
 				const struct vnet_kick_cfg *cfg, u64 gap)
 {
-	u64 window = vnet_kick_hold(s, cfg);
+	u64 window = vnet_kick_window(cfg);
 	u32 min;
 
 	/* Gaps beyond a window say the same thing: no batch. */
@@ -112,21 +87,77 @@ static void vnet_kick_learn_gap(struct vnet_kick_state *s,
 		s->target = min;
 }
 
+/* Hold up to @limit packets or the window, arming the timer once. */
+static enum vnet_kick_action vnet_kick_hold(struct vnet_kick_state *s,
+					    const struct vnet_kick_cfg *cfg,
+					    u32 limit, u64 now)
+{
+	s->why = VNET_KICKED_COUNT;
+	if (s->pending >= limit)
+		return VNET_KICK_NOW;
+	/* Overdue (a late timer): as if the timer had flushed. */
+	s->why = VNET_KICKED_TIMER;
+	if (now - s->first_ns >= vnet_kick_window(cfg))
+		return VNET_KICK_NOW;
+	if (s->armed)
+		return VNET_KICK_HOLD;
+	s->armed = true;
+	return VNET_KICK_ARM;
+}
+
+/*
+ * Adaptive: @in's packet is bulk, or its socket sent bulk within the
+ * window (see policy/kick.h).  A bulk packet's socket is remembered,
+ * replacing the entry that expires first.
+ */
+static bool vnet_kick_bulk(struct vnet_kick_state *s,
+			   const struct vnet_kick_cfg *cfg,
+			   const struct vnet_kick_in *in)
+{
+	struct vnet_kick_sender *e, *slot = &s->senders[0];
+
+	if (!in->sender)
+		return in->bulk;
+	for (e = s->senders; e < s->senders + VNET_KICK_SENDERS; e++) {
+		if (e->id == in->sender) {
+			slot = e;
+			break;
+		}
+		if ((s64)(e->until - slot->until) < 0)
+			slot = e;
+	}
+	if (in->bulk) {
+		slot->id = in->sender;
+		slot->until = in->now + vnet_kick_window(cfg);
+		return true;
+	}
+	return slot->id == in->sender && (s64)(in->now - slot->until) < 0;
+}
+
+/*
+ * Adaptive, a packet that is not held in a batch: sent from the receive
+ * poll, it waits for that poll's end; otherwise it goes out now, with
+ * whatever was held (not a failed batch: it was cut short).
+ */
+static enum vnet_kick_action vnet_kick_unheld(struct vnet_kick_state *s,
+					      bool in_poll)
+{
+	if (in_poll) {
+		s->poll = true;
+		return VNET_KICK_POLL;
+	}
+	s->why = s->armed || s->poll ? VNET_KICKED_FORCED : VNET_KICKED_UNHELD;
+	return VNET_KICK_NOW;
+}
+
 enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_cfg *cfg,
 				       const struct vnet_kick_in *in)
 {
-	u64 window = vnet_kick_hold(s, cfg);
 	u64 gap;
-	u32 limit;
 
-	if (!s->pending++) {
+	if (!s->pending++)
 		s->first_ns = in->now;
-		s->bytes = 0;
-		s->hold_ns = vnet_kick_hold(s, cfg);
-	}
-	s->bytes += in->len;
-	s->last_add_ns = in->now;
 
 	s->why = VNET_KICKED_FORCED;
 	if (in->urgent || in->queue_stopped)
@@ -135,31 +166,44 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 	if (in->xmit_more)
 		return VNET_KICK_HOLD;
 
-	/* A burst ended; gap is the time since the previous one ended. */
-	gap = in->now - s->last_end_ns;
-	s->last_end_ns = in->now;
-
-	s->why = VNET_KICKED_UNHELD;
-	limit = vnet_kick_limit(s, cfg);
-	if (limit <= 1) {
-		if (cfg->adaptive && cfg->usecs)
-			vnet_kick_learn_gap(s, cfg, gap);
+	if (vnet_kick_never_holds(cfg)) {
+		s->why = VNET_KICKED_UNHELD;
 		return VNET_KICK_NOW;
 	}
-	/* Adaptive: the first burst after a quiet spell goes out at once. */
-	if (cfg->adaptive && !s->armed && gap >= window)
-		return VNET_KICK_NOW;
-	s->why = VNET_KICKED_COUNT;
-	if (s->pending >= limit)
-		return VNET_KICK_NOW;
-	/* Overdue (a late timer): as if the timer had flushed. */
-	s->why = VNET_KICKED_TIMER;
-	if (in->now - s->first_ns >= s->hold_ns)
-		return VNET_KICK_NOW;
-	if (s->armed)
-		return VNET_KICK_HOLD;
-	s->armed = true;
-	return VNET_KICK_ARM;
+	if (!cfg->adaptive)
+		return vnet_kick_hold(s, cfg, cfg->frames ? cfg->frames : U32_MAX,
+				      in->now);
+
+	if (!vnet_kick_bulk(s, cfg, in)) {
+		if (!in->pure_ack)
+			s->shared_until = in->now + vnet_kick_window(cfg);
+		return vnet_kick_unheld(s, in->in_poll);
+	}
+	/* Latency-bound traffic shares the queue: hold no bulk for now. */
+	if ((s64)(in->now - s->shared_until) < 0)
+		return vnet_kick_unheld(s, in->in_poll);
+
+	/* A bulk burst ended; gap is the time since the previous one. */
+	gap = in->now - s->last_end_ns;
+	s->last_end_ns = in->now;
+	if (s->target <= 1) {
+		/* Not holding yet: this one is not held, the next may be. */
+		vnet_kick_learn_gap(s, cfg, gap);
+		return vnet_kick_unheld(s, in->in_poll);
+	}
+	return vnet_kick_hold(s, cfg, s->target, in->now);
+}
+
+/*
+ * A notification took @ns of this vCPU's time (an exit on KVM, and more
+ * where the device model is slow to take it): keep a moving average, for
+ * ethtool -S.  A sample stretched by the host not running the vCPU counts
+ * as one millisecond.
+ */
+void vnet_kick_cost(struct vnet_kick_state *s, u64 ns)
+{
+	ns = min_t(u64, ns, NSEC_PER_MSEC);
+	s->cost_ns = s->cost_ns ? (7 * s->cost_ns + ns) / 8 : ns;
 }
 
 /*
@@ -169,7 +213,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
  */
 u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg)
 {
-	u32 usecs = vnet_kick_limit_usecs(cfg);
+	u32 usecs = vnet_kick_never_holds(cfg) ? 0 : cfg->usecs;
 	u32 want = (USEC_PER_SEC >> VNET_KICK_TCP_PACING_SHIFT) + usecs;
 	u8 shift = VNET_KICK_TCP_PACING_SHIFT;
 
@@ -183,7 +227,7 @@ u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg)
 u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg)
 {
-	return s->first_ns + s->hold_ns;
+	return s->first_ns + vnet_kick_window(cfg);
 }
 
 /*
@@ -202,35 +246,27 @@ bool vnet_kick_overdue(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg, u64 now)
 {
 	return s->pending &&
-	       (s64)(now - s->first_ns) >= (s64)s->hold_ns;
+	       (s64)(now - s->first_ns) >= (s64)vnet_kick_window(cfg);
 }
 
 /* Adaptive: learn from how a held batch ended (see policy/kick.h). */
 static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 				  const struct vnet_kick_cfg *cfg,
-				  enum vnet_kick_reason why, u64 now)
+				  enum vnet_kick_reason why)
 {
-	u64 window = vnet_kick_hold(s, cfg);
-	u32 min, len;
+	u32 min;
 
 	if (why == VNET_KICKED_COUNT) {
-		s->backoff = 0;
-		if (s->nogrow) {
-			s->nogrow--;
-			return;
-		}
 		/*
 		 * Filled before the deadline: try a bigger batch.  Whether
 		 * the window really yields more shows when the timer flushes.
 		 */
+		s->backoff = 0;
 		s->target = min_t(u32, s->target * 2, vnet_kick_max_batch(cfg));
 		return;
 	}
 	if (why != VNET_KICKED_TIMER)
 		return;
-	/* First window: its own size; then a moving average. */
-	len = div_u64(s->bytes, s->pending);
-	s->len_avg = s->len_avg ? (3 * s->len_avg + len) / 4 : len;
 	min = vnet_kick_min_batch(s);
 	s->flush_avg8 = (3 * s->flush_avg8 + 8 * s->pending) / 4;
 	if (s->flush_avg8 < 8 * min) {
@@ -239,21 +275,13 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 		s->skip = 1U << s->backoff;
 		if (s->backoff < VNET_KICK_MAX_BACKOFF)
 			s->backoff++;
-		s->gap_avg_ns = window;
+		s->gap_avg_ns = vnet_kick_window(cfg);
 		s->flush_avg8 = 8 * min;
 		return;
 	}
+	/* What a window yields: kick at that size next time, before the timer. */
 	s->backoff = 0;
-	/* Bulk data: the whole window pays, keep gathering to the limit. */
-	if (vnet_kick_bulk(s)) {
-		s->target = vnet_kick_max_batch(cfg);
-		s->nogrow = 0;
-		return;
-	}
-	s->target = min_t(u32, s->pending, vnet_kick_max_batch(cfg));
-	/* The senders ran out early in the window: kick at this size. */
-	if ((s->last_add_ns - s->first_ns) * 2 < s->hold_ns)
-		s->nogrow = VNET_KICK_NOGROW;
+	s->target = clamp_t(u32, s->pending, min, vnet_kick_max_batch(cfg));
 }
 
 /*
@@ -290,14 +318,8 @@ void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
 		s->max_hold_ns = now - s->first_ns;
 
 	if (cfg->adaptive && s->pending && s->target > 1)
-		vnet_kick_learn_batch(s, cfg, why, now);
-	/*
-	 * A quiet spell is measured from the last packet or notification:
-	 * a stream whose senders waited for a held batch to go out (its
-	 * acknowledgements) has not been idle since its last packet.
-	 */
-	if (s->pending && (s64)(now - s->last_end_ns) > 0)
-		s->last_end_ns = now;
+		vnet_kick_learn_batch(s, cfg, why);
 	s->pending = 0;
 	s->armed = false;
+	s->poll = false;
 }
