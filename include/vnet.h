@@ -263,6 +263,13 @@ struct vnet {
 	bool little_endian;
 	/* The device coalesces its interrupts (NOTF_COAL or VQ_NOTF_COAL). */
 	bool dev_coal;
+	/*
+	 * Until when (ns) the guest counts as answering: a send queue sent a
+	 * packet its kick policy would not hold (see policy/kick.h), and the
+	 * receive polls defer nothing (policy/rx_moderation.h).  Written
+	 * lazily from any CPU (vnet_tx_note_answer()), read racily.
+	 */
+	u64 answer_until;
 	/* The device may coalesce received frames (any GUEST_TSO/UFO). */
 	bool guest_gso;
 	/* What receive headers may announce (VNET_RX_ALLOW_*). */

@@ -317,6 +317,44 @@ static void rxmod_small_packets_not_bulk(struct kunit *test)
 }
 
 /*
+ * Adaptive: while the guest is answering (a large request's answer went
+ * out lately), bulk segments are not deferred either; fixed mode still is.
+ */
+static void rxmod_answering_never_waits(struct kunit *test)
+{
+	static const struct vnet_rx_mod_cfg fixed = {
+		.usecs = 100, .frames = 8, .ring = 256, .tick_ns = TICK,
+	};
+	struct vnet_rx_mod_state s = {};
+	struct vnet_rx_poll p = {
+		.work = 2, .budget = 64, .bytes = 2 * GSO,
+		.descs = 2 * DIV_ROUND_UP(GSO, BUF),
+	};
+	u64 d = 0, dmax = 0, t = 1000 * US;
+	int i;
+
+	/* A stream on the tick is deferred... */
+	for (i = 0; i < 4; i++, t += 4000 * US)
+		decide_len(&s, &bulk, 2, GSO, t, &d, &dmax);
+	p.now = t;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &bulk, &p, &d, &dmax),
+			VNET_RX_DEFER);
+	/* ...but not while the guest answers. */
+	p.answering = true;
+	p.now = t + 4000 * US;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &bulk, &p, &d, &dmax),
+			VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, s.defer_ns, 0ULL);
+	p.now += 50 * US;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, &p, &d, &dmax),
+			VNET_RX_REARM);
+	p.work = 8;
+	p.now += 50 * US;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &fixed, &p, &d, &dmax),
+			VNET_RX_DEFER);
+}
+
+/*
  * Adaptive: a poll that found a small packet (a request, an answer, an
  * ACK someone waits for) re-enables the interrupt, however many packets
  * came with it; fixed mode defers them as the user asked.
@@ -429,6 +467,7 @@ static struct kunit_case rx_moderation_cases[] = {
 	KUNIT_CASE(rxmod_small_packets_not_bulk),
 	KUNIT_CASE(rxmod_bulk_window_must_hold_tick),
 	KUNIT_CASE(rxmod_small_packets_never_wait),
+	KUNIT_CASE(rxmod_answering_never_waits),
 	{}
 };
 

@@ -139,6 +139,8 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	u64_stats_update_end(&rq->stats.syncp);
 
 	poll.now = ktime_get_ns();
+	poll.answering = (s64)(poll.now -
+			       READ_ONCE(rq->qp->vi->answer_until)) < 0;
 	switch (vnet_rx_mod_decide(&rq->mod, &rq->mod_cfg, &poll, &defer_ns,
 				   &defer_max_ns)) {
 	case VNET_RX_POLL_AGAIN:

@@ -254,6 +254,23 @@ static void vnet_tx_classify(const struct sk_buff *skb, u32 window,
 }
 
 /*
+ * Let the receive polls know whether the guest is answering (vnet.h,
+ * answer_until): the kick policy moves its shared-queue window on every
+ * packet it would not hold.  The device-wide time is written only when it
+ * moves by more than half a window, so that queues busy on several CPUs
+ * do not bounce its cache line; the polls see it at least half a window
+ * after the last such packet.
+ */
+static void vnet_tx_note_answer(struct vnet_sq *sq)
+{
+	struct vnet *vi = sq->qp->vi;
+	s64 half = (s64)sq->kick_cfg.usecs * NSEC_PER_USEC / 2;
+
+	if ((s64)(sq->kick.shared_until - READ_ONCE(vi->answer_until)) > half)
+		WRITE_ONCE(vi->answer_until, sq->kick.shared_until);
+}
+
+/*
  * The kick flush timer, due at @due, expired: the held packets have
  * waited enough.
  */
@@ -604,6 +621,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	bool more = netdev_xmit_more();
 	u64 now = ktime_get_ns();
 	struct vnet_kick_in kin = {};
+	enum vnet_kick_action action;
 	unsigned int len = skb->len;
 	/* A software transmit timestamp is wanted: see below. */
 	bool stamp = skb_shinfo(skb)->tx_flags & SKBTX_SW_TSTAMP;
@@ -682,7 +700,9 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	kin.queue_stopped = netif_xmit_stopped(txq);
 	kin.urgent = netpoll_tx_running(dev) || stamp;
 	kin.in_poll = READ_ONCE(sq->qp->rq.poll_cpu) == raw_smp_processor_id();
-	switch (vnet_kick_decide(&sq->kick, &sq->kick_cfg, &kin)) {
+	action = vnet_kick_decide(&sq->kick, &sq->kick_cfg, &kin);
+	vnet_tx_note_answer(sq);
+	switch (action) {
 	case VNET_KICK_NOW:
 		vnet_tx_kick(sq, sq->kick.why, now);
 		break;

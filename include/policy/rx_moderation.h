@@ -25,6 +25,12 @@
  *    shares the queue with a stream keeps its immediate interrupt.
  *    Segments of VNET_RX_BULK_LEN bytes or more are what the sender's
  *    stack or the host coalesced: a stream with a backlog.
+ *  - Nor is anything deferred while the guest is answering: the caller
+ *    says so when the device sent a latency-bound packet (one its kick
+ *    policy would not hold, see policy/kick.h) within tx-usecs.  Large
+ *    requests (a 16 KiB query, an upload of a few segments) come as bulk
+ *    segments, and in a closed loop the next one would wait for the
+ *    deferral.
  *  - Ordinary deferral: learn how many packets an interrupt brings (a
  *    moving average over the polls that follow an interrupt).  A poll
  *    after an interrupt that found at least VNET_RX_MIN_BATCH packets
@@ -110,6 +116,8 @@ struct vnet_rx_poll {
 	u32 small;	/* those shorter than VNET_RX_BULK_LEN */
 	u64 descs;	/* ring descriptors they took */
 	u64 now;	/* ns, monotonic */
+	/* the guest sent a latency-bound packet lately (see above) */
+	bool answering;
 };
 
 enum vnet_rx_next vnet_rx_mod_decide(struct vnet_rx_mod_state *s,

@@ -153,10 +153,11 @@ enum vnet_rx_next vnet_rx_mod_decide(struct vnet_rx_mod_state *s,
 
 	if (!cfg->usecs) {
 		defer = false;
-	} else if (cfg->adaptive && small) {
+	} else if (cfg->adaptive && (small || p->answering)) {
 		/*
 		 * Someone may be waiting for a small packet (a request, an
-		 * answer): its flow gets the next one's interrupt at once.
+		 * answer), or for the guest's answer to a large one: its flow
+		 * gets the next one's interrupt at once.
 		 */
 		defer = false;
 	} else if (!cfg->adaptive) {
