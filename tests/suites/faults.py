@@ -70,6 +70,16 @@ class Traffic:
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
 
+    def wait_connected(self, timeout: float = 30.0) -> None:
+        """Until each client has its control and data connection: a fault
+        that hits the connect itself (a link down while a slow guest still
+        resolves its host) fails the client, not the driver."""
+        def connected() -> bool:
+            out = self.g.run("/usr/bin/ss -tnH state established", quiet=True).out
+            return all(len(re.findall(rf":{p}\b", out)) >= 2 for p in self.ports.values())
+        check(poll(connected, scaled(timeout)),
+              f"the iperf3 clients did not connect within {scaled(timeout):.0f} s")
+
     def finish(self) -> dict:
         """Wait for both runs; they must have succeeded and moved data."""
         out, bad = {}, []
@@ -99,6 +109,7 @@ def fault_loop(ctx: Ctx, seconds: int, min_rounds: int, fault) -> tuple[int, dic
     """Run fault(round) under bidirectional traffic until the traffic is
     about to end and at least min_rounds ran; then the traffic must finish."""
     tr = Traffic(ctx.g, seconds)
+    tr.wait_connected()
     time.sleep(1.0)
     rounds = 0
     while rounds < min_rounds or tr.elapsed() < seconds - 3:
