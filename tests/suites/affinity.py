@@ -196,14 +196,21 @@ NAPI_AWK = ("awk '/ napi_poll: / { if (match($0, /\\[[0-9]+\\]/)) "
 
 def napi_watch(g, on: bool) -> str:
     """Start recording NAPI polls, or stop and return one line per NAPI
-    instance and CPU: device, instance, CPU, polls, work."""
+    instance and CPU: device, instance, CPU, polls, work.
+
+    The event is enabled once per boot and left on: each enable or disable
+    patches kernel text (static keys), and doing that again and again under
+    load has hung TCG guests in int3 handling (seen on a CPU hotplug run).
+    Recording is switched with tracing_on, which patches nothing."""
     ev = f"{TRACEFS}/events/napi/napi_poll/enable"
     if on:
         g.run(f"mount -t tracefs none {TRACEFS} 2>/dev/null; true")
-        g.run_ok(f"echo 4096 > {TRACEFS}/buffer_size_kb; : > {TRACEFS}/trace; "
-                 f"echo 1 > {TRACEFS}/tracing_on; echo 1 > {ev}")
+        g.run_ok(f"echo 0 > {TRACEFS}/tracing_on; echo 4096 > {TRACEFS}/buffer_size_kb; "
+                 f"grep -q 1 {ev} || echo 1 > {ev}; : > {TRACEFS}/trace; "
+                 f"echo 1 > {TRACEFS}/tracing_on")
         return ""
-    return g.run_ok(f"echo 0 > {ev}; {NAPI_AWK} {TRACEFS}/trace; : > {TRACEFS}/trace")
+    return g.run_ok(f"echo 0 > {TRACEFS}/tracing_on; {NAPI_AWK} {TRACEFS}/trace; "
+                    f": > {TRACEFS}/trace")
 
 
 def check_napi(g, plans: list[dict], table: str) -> str:
