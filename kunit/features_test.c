@@ -4,6 +4,7 @@
 #include <linux/netdevice.h>
 #include <uapi/linux/virtio_net.h>
 #include "policy/features.h"
+#include "policy/dev_stats.h"
 
 #define B(x)	VNET_BIT(VIRTIO_NET_F_##x)
 
@@ -24,14 +25,15 @@ static void feat_consistent_offer_is_kept(struct kunit *test)
 static void feat_no_cvq_drops_cvq_features(struct kunit *test)
 {
 	u64 offer = (QEMU_DEFAULT & ~B(CTRL_VQ)) | VNET_BIT(VNET_F_NOTF_COAL) |
-		    VNET_BIT(VNET_F_VQ_NOTF_COAL) | B(RSS) | B(HASH_REPORT);
+		    VNET_BIT(VNET_F_VQ_NOTF_COAL) | B(RSS) | B(HASH_REPORT) |
+		    VNET_BIT(VNET_F_DEVICE_STATS);
 	u64 drop = vnet_unusable_features(offer);
 
 	KUNIT_EXPECT_EQ(test, drop, B(CTRL_RX) | B(CTRL_VLAN) |
 			B(GUEST_ANNOUNCE) | B(MQ) | B(CTRL_MAC_ADDR) |
 			B(CTRL_GUEST_OFFLOADS) | VNET_BIT(VNET_F_NOTF_COAL) |
 			VNET_BIT(VNET_F_VQ_NOTF_COAL) | B(RSS) |
-			B(HASH_REPORT));
+			B(HASH_REPORT) | VNET_BIT(VNET_F_DEVICE_STATS));
 }
 
 static void feat_no_guest_csum_drops_guest_gso(struct kunit *test)

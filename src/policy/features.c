@@ -8,6 +8,7 @@
 #include <linux/netdevice.h>
 #include <uapi/linux/virtio_net.h>
 #include "policy/features.h"
+#include "policy/dev_stats.h"
 
 #define VNET_GUEST_GSO_BITS	(VNET_BIT(VIRTIO_NET_F_GUEST_TSO4) | \
 				 VNET_BIT(VIRTIO_NET_F_GUEST_TSO6) | \
@@ -32,6 +33,7 @@
 				 VNET_BIT(VIRTIO_NET_F_CTRL_GUEST_OFFLOADS) | \
 				 VNET_BIT(VNET_F_NOTF_COAL) | \
 				 VNET_BIT(VNET_F_VQ_NOTF_COAL) | \
+				 VNET_BIT(VNET_F_DEVICE_STATS) | \
 				 VNET_BIT(VIRTIO_NET_F_RSS) | \
 				 VNET_BIT(VIRTIO_NET_F_HASH_REPORT))
 
