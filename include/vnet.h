@@ -457,6 +457,9 @@ int vnet_ctrl_announce_ack(struct vnet *vi);
 int vnet_ctrl_dev_coal(struct vnet *vi, unsigned int first, unsigned int last);
 int vnet_ctrl_cmd(struct vnet *vi, u8 class, u8 cmd, void *buf,
 		  unsigned int len);
+int vnet_ctrl_cmd_reply(struct vnet *vi, u8 class, u8 cmd, void *out,
+			unsigned int out_len, void *in, unsigned int in_len,
+			unsigned int *in_got);
 
 /* netdev.c */
 extern const struct net_device_ops vnet_netdev_ops;

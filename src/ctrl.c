@@ -19,12 +19,16 @@
 
 /*
  * Send one command and wait for the device's answer.  @data are the
- * command's data buffers (DMA-able memory).  Returns 0 when the device
- * acknowledged, -EIO when it refused or the queue is broken, -ENODEV
- * when there is no queue (between freeze and restore).
+ * command's data buffers (DMA-able memory): @ndata - @nin the device
+ * reads, then @nin it writes.  With @written, the bytes the device says it
+ * wrote: into those @nin buffers and the status byte after them (0 when
+ * it says nothing).  Returns 0 when the device acknowledged, -EIO
+ * when it refused or the queue is broken, -ENODEV when there is no queue
+ * (between freeze and restore).
  */
 static int vnet_ctrl_send(struct vnet *vi, u8 class, u8 cmd,
-			  struct scatterlist **data, unsigned int ndata)
+			  struct scatterlist **data, unsigned int ndata,
+			  unsigned int nin, unsigned int *written)
 {
 	struct scatterlist hdr, stat, *sgs[VNET_CTRL_MAX_SG];
 	struct vnet_ctrl *c = vi->ctrl;
@@ -32,7 +36,7 @@ static int vnet_ctrl_send(struct vnet *vi, u8 class, u8 cmd,
 	int err;
 
 	lockdep_assert_held(&vi->ctrl_lock);
-	if (WARN_ON_ONCE(ndata + 2 > VNET_CTRL_MAX_SG))
+	if (WARN_ON_ONCE(ndata + 2 > VNET_CTRL_MAX_SG || nin > ndata))
 		return -EINVAL;
 	/* Between freeze and restore, or after a failed restore. */
 	if (!vi->cvq)
@@ -49,7 +53,8 @@ static int vnet_ctrl_send(struct vnet *vi, u8 class, u8 cmd,
 	sg_init_one(&stat, &c->status, sizeof(c->status));
 	sgs[n++] = &stat;
 
-	err = virtqueue_add_sgs(vi->cvq, sgs, n - 1, 1, vi, GFP_KERNEL);
+	err = virtqueue_add_sgs(vi->cvq, sgs, n - 1 - nin, nin + 1, vi,
+				GFP_KERNEL);
 	if (err) {
 		dev_warn(&vi->vdev->dev, "control command %u.%u not queued: %d\n",
 			 class, cmd, err);
@@ -64,6 +69,8 @@ static int vnet_ctrl_send(struct vnet *vi, u8 class, u8 cmd,
 		cond_resched();
 		cpu_relax();
 	}
+	if (written)
+		*written = len;
 	return c->status == VIRTIO_NET_OK ? 0 : -EIO;
 }
 
@@ -75,9 +82,9 @@ static int vnet_ctrl_simple(struct vnet *vi, u8 class, u8 cmd,
 	if (!vi->has_cvq)
 		return -EOPNOTSUPP;
 	if (!payload)
-		return vnet_ctrl_send(vi, class, cmd, NULL, 0);
+		return vnet_ctrl_send(vi, class, cmd, NULL, 0, 0, NULL);
 	sg_init_one(&sg, payload, len);
-	return vnet_ctrl_send(vi, class, cmd, data, 1);
+	return vnet_ctrl_send(vi, class, cmd, data, 1, 0, NULL);
 }
 
 int vnet_ctrl_set_pairs(struct vnet *vi, u16 pairs)
@@ -110,6 +117,36 @@ int vnet_ctrl_cmd(struct vnet *vi, u8 class, u8 cmd, void *buf,
 	mutex_lock(&vi->ctrl_lock);
 	err = vnet_ctrl_simple(vi, class, cmd, buf, len);
 	mutex_unlock(&vi->ctrl_lock);
+	return err;
+}
+
+/*
+ * One command with an optional buffer @out (@out_len bytes) the device
+ * reads and a buffer @in it answers into, both kmalloc'ed.  *@in_got is
+ * how much of @in holds the answer: what the device reports having
+ * written, at most @in_len, or all of @in when it reports nothing.
+ */
+int vnet_ctrl_cmd_reply(struct vnet *vi, u8 class, u8 cmd, void *out,
+			unsigned int out_len, void *in, unsigned int in_len,
+			unsigned int *in_got)
+{
+	struct scatterlist sg_out, sg_in, *data[2];
+	unsigned int n = 0, written = 0;
+	int err;
+
+	if (!vi->has_cvq)
+		return -EOPNOTSUPP;
+	if (out) {
+		sg_init_one(&sg_out, out, out_len);
+		data[n++] = &sg_out;
+	}
+	sg_init_one(&sg_in, in, in_len);
+	data[n++] = &sg_in;
+	mutex_lock(&vi->ctrl_lock);
+	err = vnet_ctrl_send(vi, class, cmd, data, n, 1, &written);
+	mutex_unlock(&vi->ctrl_lock);
+	/* The status byte is the last one the device wrote. */
+	*in_got = written ? min(written - 1, in_len) : in_len;
 	return err;
 }
 
@@ -201,7 +238,7 @@ int vnet_ctrl_set_mac_table(struct vnet *vi, struct net_device *dev)
 
 	mutex_lock(&vi->ctrl_lock);
 	err = vnet_ctrl_send(vi, VIRTIO_NET_CTRL_MAC,
-			     VIRTIO_NET_CTRL_MAC_TABLE_SET, data, 2);
+			     VIRTIO_NET_CTRL_MAC_TABLE_SET, data, 2, 0, NULL);
 	mutex_unlock(&vi->ctrl_lock);
 	kfree(buf);
 	return err;
