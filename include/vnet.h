@@ -31,6 +31,7 @@
 #include "policy/rx_moderation.h"
 #include "policy/coalesce.h"
 #include "policy/dev_coalesce.h"
+#include "policy/dev_stats.h"
 #include "policy/rss.h"
 #include "policy/xdp.h"
 
@@ -308,6 +309,16 @@ struct vnet {
 	u32 speed;
 	u8 duplex;
 
+	/*
+	 * Device statistics (dev_stats.c): the groups the device keeps (0
+	 * without VIRTIO_NET_F_DEVICE_STATS), commands that failed, reply
+	 * records skipped as malformed, and whether that was logged.
+	 */
+	u64 ds_caps;
+	atomic64_t ds_errors;
+	atomic64_t ds_bad_records;
+	unsigned long ds_warned;
+
 	/* Control queue: one command at a time. */
 	struct mutex ctrl_lock;
 	struct vnet_ctrl *ctrl;
@@ -548,10 +559,34 @@ static inline void vnet_rx_set_hash(const struct vnet *vi, struct sk_buff *skb,
 			     vnet_rss_report_level(le16_to_cpu(hdr->hash.report)));
 }
 
+/* dev_stats.c */
+void vnet_dev_stats_probe(struct vnet *vi);
+struct vnet_ds_ctrs *vnet_dev_stats_get(struct vnet *vi, u16 first_pair,
+					u16 pairs, u64 groups, bool ctrl);
+unsigned int vnet_dev_stats_count(const struct vnet *vi,
+				  enum vnet_ds_kind kind, bool intree);
+void vnet_dev_stats_names(const struct vnet *vi, enum vnet_ds_kind kind,
+			  bool intree, const char *fmt, int q, u8 **p);
+void vnet_dev_stats_put(const struct vnet *vi, enum vnet_ds_kind kind,
+			bool intree, const u64 *ctrs, u64 **data);
+unsigned int vnet_dev_stats_own_count(const struct vnet *vi);
+void vnet_dev_stats_own_names(const struct vnet *vi, u8 **p);
+void vnet_dev_stats_own_values(struct vnet *vi, u64 **data);
+#ifdef VNET_HAVE_QSTATS_HW
+struct netdev_queue_stats_rx;
+struct netdev_queue_stats_tx;
+void vnet_dev_stats_qstats_rx(const struct vnet *vi,
+			      const struct vnet_ds_ctrs *c,
+			      struct netdev_queue_stats_rx *s, bool add);
+void vnet_dev_stats_qstats_tx(const struct vnet *vi,
+			      const struct vnet_ds_ctrs *c,
+			      struct netdev_queue_stats_tx *s, bool add);
+#endif
+
 /* stats.c */
 unsigned int vnet_stats_count(const struct vnet *vi);
 void vnet_stats_strings(const struct vnet *vi, u8 *data);
-void vnet_stats_values(const struct vnet *vi, u64 *data);
+void vnet_stats_values(struct vnet *vi, u64 *data);
 void vnet_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *tot);
 void vnet_stats_register_qstats(struct net_device *dev);
 

@@ -135,6 +135,9 @@ probe VIRTIO_NET_DEVICE_STATS include/uapi/linux/virtio_net.h \
 probe NETDEV_STAT_OPS include/net/netdev_queues.h \
 	'struct netdev_stat_ops \{' 'netdev_stat_ops' \
 	'per-queue stats over netlink (none)'
+probe QSTATS_HW include/net/netdev_queues.h \
+	'u64 hw_gso_wire_bytes;' - \
+	'device statistics in netlink queue stats (ethtool -S only)'
 form RXFH_PARAM include/linux/ethtool.h \
 	'\(\*get_rxfh\)\(struct net_device \*, struct ethtool_rxfh_param \*\)' \
 	'\(\*get_rxfh\)\(struct net_device \*, u32 \*indir, u8 \*key, u8 \*hfunc\)' \

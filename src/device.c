@@ -369,6 +369,7 @@ static int vnet_probe(struct virtio_device *vdev)
 			    dev->dev_addr);
 	vnet_rx_mode_enable(vi, true);
 	vnet_ctrl_dev_coal(vi, 0, vi->max_pairs);
+	vnet_dev_stats_probe(vi);
 	rtnl_unlock();
 
 	/* Link changes may still be held back by a driver bound before. */
@@ -510,7 +511,7 @@ static unsigned int vnet_features[] = {
 	VIRTIO_NET_F_CTRL_VLAN, VIRTIO_NET_F_GUEST_ANNOUNCE,
 	VIRTIO_NET_F_MQ, VIRTIO_NET_F_CTRL_MAC_ADDR,
 	VIRTIO_NET_F_CTRL_GUEST_OFFLOADS, VIRTIO_NET_F_SPEED_DUPLEX,
-	VNET_F_NOTF_COAL, VNET_F_VQ_NOTF_COAL,
+	VNET_F_NOTF_COAL, VNET_F_VQ_NOTF_COAL, VNET_F_DEVICE_STATS,
 	VIRTIO_NET_F_RSS, VIRTIO_NET_F_HASH_REPORT,
 	VNET_F_GUEST_USO4, VNET_F_GUEST_USO6, VNET_F_HOST_USO,
 	VIRTIO_NET_F_STANDBY,

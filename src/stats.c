@@ -49,20 +49,25 @@ struct vnet_stat_desc {
  * device totals first ("rx_drops" ... "tx_tx_timeouts"), then per queue
  * "rx0_drops" ..., and reports packets and bytes through the per-queue
  * statistics interface instead.  Each table starts with the in-tree
- * names of this kernel, in the in-tree order; with the new names its
- * first VNET_*_TOTALS entries are also summed into the totals.  Our own
- * counters follow.
+ * names of this kernel (VNET_*_INTREE), in the in-tree order; with the
+ * new names these are also summed into the totals.  Our own counters
+ * follow.
+ *
+ * The device's own counters (dev_stats.c), when it offers them: those the
+ * in-tree driver shows come right after its names of each queue (and of
+ * the totals), the others after ours; the control queue's and our
+ * counters of the feature follow the totals.
  */
 #if VNET_STATS_NEW_NAMES
 #define VNET_RX_FMT		"rx%u_%s"
 #define VNET_TX_FMT		"tx%u_%s"
-#define VNET_RQ_TOTALS		6
-#define VNET_SQ_TOTALS		4
+#define VNET_RQ_INTREE		6
+#define VNET_SQ_INTREE		4
 #else
 #define VNET_RX_FMT		"rx_queue_%u_%s"
 #define VNET_TX_FMT		"tx_queue_%u_%s"
-#define VNET_RQ_TOTALS		0
-#define VNET_SQ_TOTALS		0
+#define VNET_RQ_INTREE		8
+#define VNET_SQ_INTREE		6
 #endif
 
 static const struct vnet_stat_desc vnet_rq_descs[] = {
@@ -127,10 +132,48 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("queue_wakes", wakes),
 };
 
+/* Names in the totals: the in-tree driver's of each direction. */
+static unsigned int vnet_rq_totals(const struct vnet *vi)
+{
+	if (!VNET_STATS_NEW_NAMES)
+		return 0;
+	return VNET_RQ_INTREE + vnet_dev_stats_count(vi, VNET_DS_KIND_RX, true);
+}
+
+static unsigned int vnet_sq_totals(const struct vnet *vi)
+{
+	if (!VNET_STATS_NEW_NAMES)
+		return 0;
+	return VNET_SQ_INTREE + vnet_dev_stats_count(vi, VNET_DS_KIND_TX, true);
+}
+
+/* Names per queue. */
+static unsigned int vnet_rq_count(const struct vnet *vi)
+{
+	return ARRAY_SIZE(vnet_rq_descs) +
+	       vnet_dev_stats_count(vi, VNET_DS_KIND_RX, true) +
+	       vnet_dev_stats_count(vi, VNET_DS_KIND_RX, false);
+}
+
+static unsigned int vnet_sq_count(const struct vnet *vi)
+{
+	return ARRAY_SIZE(vnet_sq_descs) +
+	       vnet_dev_stats_count(vi, VNET_DS_KIND_TX, true) +
+	       vnet_dev_stats_count(vi, VNET_DS_KIND_TX, false);
+}
+
+/* Device-level names after the totals: the control queue's, ours. */
+static unsigned int vnet_device_count(const struct vnet *vi)
+{
+	return vnet_dev_stats_count(vi, VNET_DS_KIND_CTRL, true) +
+	       vnet_dev_stats_own_count(vi);
+}
+
 unsigned int vnet_stats_count(const struct vnet *vi)
 {
-	return VNET_RQ_TOTALS + VNET_SQ_TOTALS + vi->curr_pairs *
-	       (ARRAY_SIZE(vnet_rq_descs) + ARRAY_SIZE(vnet_sq_descs));
+	return vnet_rq_totals(vi) + vnet_sq_totals(vi) +
+	       vnet_device_count(vi) +
+	       vi->curr_pairs * (vnet_rq_count(vi) + vnet_sq_count(vi));
 }
 
 static void vnet_put_names(u8 **p, const char *fmt, unsigned int q,
@@ -155,18 +198,41 @@ static void vnet_put_totals(u8 **p, const char *dir,
 	}
 }
 
+/* One queue's names: in-tree, the device's in-tree ones, ours, the rest. */
+static void vnet_put_queue_names(const struct vnet *vi, u8 **p,
+				 const char *fmt, unsigned int q,
+				 const struct vnet_stat_desc *d,
+				 unsigned int n, unsigned int intree,
+				 enum vnet_ds_kind kind)
+{
+	vnet_put_names(p, fmt, q, d, intree);
+	vnet_dev_stats_names(vi, kind, true, fmt, q, p);
+	vnet_put_names(p, fmt, q, d + intree, n - intree);
+	vnet_dev_stats_names(vi, kind, false, fmt, q, p);
+}
+
 void vnet_stats_strings(const struct vnet *vi, u8 *p)
 {
 	unsigned int q;
 
-	vnet_put_totals(&p, "rx", vnet_rq_descs, VNET_RQ_TOTALS);
-	vnet_put_totals(&p, "tx", vnet_sq_descs, VNET_SQ_TOTALS);
+	if (VNET_STATS_NEW_NAMES) {
+		vnet_put_totals(&p, "rx", vnet_rq_descs, VNET_RQ_INTREE);
+		vnet_dev_stats_names(vi, VNET_DS_KIND_RX, true, "rx_%s", -1,
+				     &p);
+		vnet_put_totals(&p, "tx", vnet_sq_descs, VNET_SQ_INTREE);
+		vnet_dev_stats_names(vi, VNET_DS_KIND_TX, true, "tx_%s", -1,
+				     &p);
+	}
+	vnet_dev_stats_names(vi, VNET_DS_KIND_CTRL, true, "%s", -1, &p);
+	vnet_dev_stats_own_names(vi, &p);
 	for (q = 0; q < vi->curr_pairs; q++)
-		vnet_put_names(&p, VNET_RX_FMT, q, vnet_rq_descs,
-			       ARRAY_SIZE(vnet_rq_descs));
+		vnet_put_queue_names(vi, &p, VNET_RX_FMT, q, vnet_rq_descs,
+				     ARRAY_SIZE(vnet_rq_descs), VNET_RQ_INTREE,
+				     VNET_DS_KIND_RX);
 	for (q = 0; q < vi->curr_pairs; q++)
-		vnet_put_names(&p, VNET_TX_FMT, q, vnet_sq_descs,
-			       ARRAY_SIZE(vnet_sq_descs));
+		vnet_put_queue_names(vi, &p, VNET_TX_FMT, q, vnet_sq_descs,
+				     ARRAY_SIZE(vnet_sq_descs), VNET_SQ_INTREE,
+				     VNET_DS_KIND_TX);
 }
 
 static u64 vnet_read_ctr(const struct u64_stats_sync *syncp,
@@ -259,39 +325,75 @@ static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 	}
 }
 
-void vnet_stats_values(const struct vnet *vi, u64 *data)
+/*
+ * One queue's values, in the order of vnet_put_queue_names(): @tmp holds
+ * the values of its @n descriptors, @hw the device's counters of the
+ * queue (NULL: zeros).
+ */
+static void vnet_put_queue_values(const struct vnet *vi, u64 **data,
+				  unsigned int n, unsigned int intree,
+				  const u64 *tmp, enum vnet_ds_kind kind,
+				  const u64 *hw)
+{
+	memcpy(*data, tmp, intree * sizeof(u64));
+	*data += intree;
+	vnet_dev_stats_put(vi, kind, true, hw, data);
+	memcpy(*data, tmp + intree, (n - intree) * sizeof(u64));
+	*data += n - intree;
+	vnet_dev_stats_put(vi, kind, false, hw, data);
+}
+
+void vnet_stats_values(struct vnet *vi, u64 *data)
 {
 	unsigned int q, n_rq = ARRAY_SIZE(vnet_rq_descs);
 	unsigned int n_sq = ARRAY_SIZE(vnet_sq_descs);
+	unsigned int rq_tot = vnet_rq_totals(vi), sq_tot = vnet_sq_totals(vi);
+	unsigned int rq_all = vnet_rq_count(vi), sq_all = vnet_sq_count(vi);
+	u64 rtmp[ARRAY_SIZE(vnet_rq_descs)], stmp[ARRAY_SIZE(vnet_sq_descs)];
 	u64 *totals = data, *per_queue;
+	struct vnet_ds_ctrs *hw;
 	unsigned int i;
 
-	data += VNET_RQ_TOTALS + VNET_SQ_TOTALS;
+	/* The device's counters of every active queue, in one go. */
+	hw = vnet_dev_stats_get(vi, 0, vi->curr_pairs, VNET_DS_KNOWN, true);
+
+	data += rq_tot + sq_tot;
+	vnet_dev_stats_put(vi, VNET_DS_KIND_CTRL, true,
+			   hw ? hw[2 * vi->curr_pairs].v : NULL, &data);
+	vnet_dev_stats_own_values(vi, &data);
 	per_queue = data;
 	for (q = 0; q < vi->curr_pairs; q++) {
 		const struct vnet_rq *rq = &vi->qp[q].rq;
 
 		vnet_read_descs(vnet_rq_descs, n_rq, &rq->stats.syncp,
-				&rq->stats, &rq->irq, &vi->qp[q], data);
-		data += n_rq;
+				&rq->stats, &rq->irq, &vi->qp[q], rtmp);
+		vnet_put_queue_values(vi, &data, n_rq,
+				      VNET_RQ_INTREE, rtmp, VNET_DS_KIND_RX,
+				      hw ? hw[2 * q].v : NULL);
 	}
 	for (q = 0; q < vi->curr_pairs; q++) {
 		struct vnet_sq *sq = &vi->qp[q].sq;
 
 		vnet_read_descs(vnet_sq_descs, n_sq, &sq->stats.syncp,
-				&sq->stats, &sq->irq, &vi->qp[q], data);
-		data += n_sq;
+				&sq->stats, &sq->irq, &vi->qp[q], stmp);
+		vnet_put_queue_values(vi, &data, n_sq,
+				      VNET_SQ_INTREE, stmp, VNET_DS_KIND_TX,
+				      hw ? hw[2 * q + 1].v : NULL);
 	}
+	kvfree(hw);
 
-	/* Totals over the active pairs, from the per-queue values. */
-	for (i = 0; i < VNET_RQ_TOTALS + VNET_SQ_TOTALS; i++)
+	/*
+	 * Totals over the active pairs, from the per-queue values: the
+	 * first names of each queue are the ones the totals have.
+	 */
+	for (i = 0; i < rq_tot + sq_tot; i++)
 		totals[i] = 0;
 	for (q = 0; q < vi->curr_pairs; q++) {
-		for (i = 0; i < VNET_RQ_TOTALS; i++)
-			totals[i] += per_queue[q * n_rq + i];
-		for (i = 0; i < VNET_SQ_TOTALS; i++)
-			totals[VNET_RQ_TOTALS + i] +=
-				per_queue[vi->curr_pairs * n_rq + q * n_sq + i];
+		for (i = 0; i < rq_tot; i++)
+			totals[i] += per_queue[q * rq_all + i];
+		for (i = 0; i < sq_tot; i++)
+			totals[rq_tot + i] +=
+				per_queue[vi->curr_pairs * rq_all + q * sq_all + i];
 	}
 }
 
@@ -362,6 +464,77 @@ void vnet_get_stats64(struct net_device *dev, struct rtnl_link_stats64 *tot)
 }
 
 #ifdef VNET_HAVE_NETDEV_STAT_OPS
+#ifdef VNET_HAVE_QSTATS_HW
+/*
+ * The device's counters of the receive (transmit) queues of pairs
+ * [first, first + n), summed into @s; the hardware fields the device does
+ * not keep, or could not report now, stay unreported.
+ */
+static void vnet_qstats_hw_rx(struct vnet *vi, unsigned int first,
+			      unsigned int n,
+			      struct netdev_queue_stats_rx *s, bool add)
+{
+	struct vnet_ds_ctrs *hw;
+	unsigned int q;
+
+	hw = vnet_dev_stats_get(vi, first, n, VNET_DS_RX_GROUPS, false);
+	if (!hw)
+		return;
+	for (q = 0; q < n; q++)
+		vnet_dev_stats_qstats_rx(vi, &hw[2 * q], s, add || q);
+	kvfree(hw);
+}
+
+static void vnet_qstats_hw_tx(struct vnet *vi, unsigned int first,
+			      unsigned int n,
+			      struct netdev_queue_stats_tx *s, bool add)
+{
+	struct vnet_ds_ctrs *hw;
+	unsigned int q;
+
+	hw = vnet_dev_stats_get(vi, first, n, VNET_DS_TX_GROUPS, false);
+	if (!hw)
+		return;
+	for (q = 0; q < n; q++)
+		vnet_dev_stats_qstats_tx(vi, &hw[2 * q + 1], s, add || q);
+	kvfree(hw);
+}
+
+/* Base: 0 for each field the device keeps, plus its inactive pairs. */
+static void vnet_qstats_hw_base(struct vnet *vi,
+				struct netdev_queue_stats_rx *rx,
+				struct netdev_queue_stats_tx *tx)
+{
+	static const struct vnet_ds_ctrs zero;
+	unsigned int n = vi->max_pairs - vi->curr_pairs;
+
+	vnet_dev_stats_qstats_rx(vi, &zero, rx, false);
+	vnet_dev_stats_qstats_tx(vi, &zero, tx, false);
+	if (!n)
+		return;
+	vnet_qstats_hw_rx(vi, vi->curr_pairs, n, rx, true);
+	vnet_qstats_hw_tx(vi, vi->curr_pairs, n, tx, true);
+}
+#else
+static void vnet_qstats_hw_rx(struct vnet *vi, unsigned int first,
+			      unsigned int n,
+			      struct netdev_queue_stats_rx *s, bool add)
+{
+}
+
+static void vnet_qstats_hw_tx(struct vnet *vi, unsigned int first,
+			      unsigned int n,
+			      struct netdev_queue_stats_tx *s, bool add)
+{
+}
+
+static void vnet_qstats_hw_base(struct vnet *vi,
+				struct netdev_queue_stats_rx *rx,
+				struct netdev_queue_stats_tx *tx)
+{
+}
+#endif
+
 static void vnet_qstats_rx(struct net_device *dev, int i,
 			   struct netdev_queue_stats_rx *stats)
 {
@@ -372,6 +545,7 @@ static void vnet_qstats_rx(struct net_device *dev, int i,
 	stats->packets = r.packets;
 	stats->bytes = r.bytes;
 	stats->alloc_fail = r.nomem;
+	vnet_qstats_hw_rx(vi, i, 1, stats, false);
 }
 
 static void vnet_qstats_tx(struct net_device *dev, int i,
@@ -385,6 +559,7 @@ static void vnet_qstats_tx(struct net_device *dev, int i,
 	stats->bytes = t.bytes;
 	stats->stop = t.stops;
 	stats->wake = t.wakes;
+	vnet_qstats_hw_tx(vi, i, 1, stats, false);
 }
 
 /* Totals of the pairs not active now, so device totals add up. */
@@ -416,6 +591,7 @@ static void vnet_qstats_base(struct net_device *dev,
 		tx->stop += t.stops;
 		tx->wake += t.wakes;
 	}
+	vnet_qstats_hw_base(vi, rx, tx);
 }
 
 static const struct netdev_stat_ops vnet_stat_ops = {
