@@ -145,6 +145,40 @@ static inline void vnet_napi_add_tx(struct net_device *dev,
 #endif
 }
 
+/*
+ * An RX NAPI with a per-NAPI configuration slot (6.13): the core keeps its
+ * id and its settings (defer-hard-irqs, gro-flush-timeout,
+ * irq-suspend-timeout, threaded) in slot @index across napi_disable() and
+ * napi_enable().  Without slots each enable hands out a new id.  The slot
+ * variant takes no weight: it is set before the instance is first enabled.
+ */
+static inline void vnet_napi_add_rx(struct net_device *dev,
+				    struct napi_struct *napi,
+				    int (*poll)(struct napi_struct *, int),
+				    int weight, unsigned int index)
+{
+#ifdef VNET_HAVE_NETIF_NAPI_ADD_CONFIG
+	netif_napi_add_config(dev, napi, poll, index);
+	napi->weight = weight;
+#else
+	vnet_napi_add(dev, napi, poll, weight);
+#endif
+}
+
+/* The IRQ that schedules a NAPI, shown by netlink napi-get (6.9). */
+#ifdef VNET_HAVE_NETIF_NAPI_SET_IRQ
+#define VNET_CAN_NAPI_IRQ	1
+static inline void vnet_napi_set_irq(struct napi_struct *napi, int irq)
+{
+	netif_napi_set_irq(napi, irq);
+}
+#else
+#define VNET_CAN_NAPI_IRQ	0
+static inline void vnet_napi_set_irq(struct napi_struct *napi, int irq)
+{
+}
+#endif
+
 /* Tell the core which NAPI serves a queue (6.8), for busy polling. */
 static inline void vnet_queue_set_napi(struct net_device *dev,
 				       unsigned int index, bool rx,

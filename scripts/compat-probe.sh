@@ -112,6 +112,12 @@ probe NAPI_ADD_TX_WEIGHT include/linux/netdevice.h \
 probe NETIF_QUEUE_SET_NAPI include/linux/netdevice.h \
 	'void netif_queue_set_napi\(' 'netif_queue_set_napi' \
 	'queue-to-NAPI links for netlink (none)'
+probe NETIF_NAPI_SET_IRQ include/linux/netdevice.h \
+	'void netif_napi_set_irq\(' 'netif_napi_set_irq' \
+	'NAPI-to-IRQ links for netlink napi-get (none)'
+probe NETIF_NAPI_ADD_CONFIG include/linux/netdevice.h \
+	'void netif_napi_add_config\(' 'netif_napi_add_config' \
+	'persistent per-NAPI ids and settings (new id at each enable)'
 probe XPS_MAP_TYPE include/linux/netdevice.h \
 	'enum xps_map_type \{' - \
 	'__netif_set_xps_queue() with XPS_CPUS (with false)'

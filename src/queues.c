@@ -8,7 +8,11 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/interrupt.h>
+#include <linux/irq.h>
+#include <linux/irqdesc.h>
 #include <linux/netdevice.h>
+#include <linux/pci.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include "compat.h"
@@ -40,8 +44,8 @@ int vnet_qps_alloc(struct vnet *vi)
 		u64_stats_init(&qp->sq.irq.syncp);
 		sg_init_table(qp->rq.sg, ARRAY_SIZE(qp->rq.sg));
 		sg_init_table(qp->sq.sg, ARRAY_SIZE(qp->sq.sg));
-		vnet_napi_add(vi->dev, &qp->rq.napi, vnet_poll_rx,
-			      vi->napi_weight);
+		vnet_napi_add_rx(vi->dev, &qp->rq.napi, vnet_poll_rx,
+				 vi->napi_weight, i);
 		if (qp->sq.use_napi)
 			vnet_napi_add_tx(vi->dev, &qp->sq.napi, vnet_poll_tx,
 					 vi->napi_weight);
@@ -68,6 +72,67 @@ void vnet_qps_free(struct vnet *vi)
 	synchronize_net();
 	kfree(vi->qp);
 	vi->qp = NULL;
+}
+
+/*
+ * The IRQ of a virtqueue whose interrupt is its own: virtio-pci requests
+ * one MSI-X vector per virtqueue, with the virtqueue as the handler's
+ * cookie, when the device has enough vectors.  Returns -1 where the
+ * virtqueue shares its interrupt (fewer vectors, INTx) or the transport
+ * is not PCI: no NAPI then has an IRQ of its own to report.
+ */
+static int vnet_vq_irq(struct vnet *vi, struct virtqueue *vq)
+{
+	struct device *parent = vi->vdev->dev.parent;
+	struct pci_dev *pdev;
+	int v, n, irq;
+
+	if (!VNET_CAN_NAPI_IRQ || !parent || !dev_is_pci(parent))
+		return -1;
+	pdev = to_pci_dev(parent);
+	if (!pdev->msix_enabled)
+		return -1;
+	n = pci_msix_vec_count(pdev);
+	for (v = 0; v < n; v++) {
+		struct irq_data *data;
+		struct irq_desc *desc;
+		unsigned long flags;
+		bool ours;
+
+		irq = pci_irq_vector(pdev, v);
+		if (irq < 0)
+			break;
+		data = irq_get_irq_data(irq);
+		if (!data)
+			continue;
+		desc = irq_data_to_desc(data);
+		raw_spin_lock_irqsave(&desc->lock, flags);
+		ours = desc->action && !desc->action->next &&
+		       desc->action->dev_id == vq;
+		raw_spin_unlock_irqrestore(&desc->lock, flags);
+		if (ours)
+			return irq;
+	}
+	return -1;
+}
+
+/*
+ * Link each NAPI to the IRQ that schedules it (netlink napi-get shows it),
+ * or unlink them all before the virtqueues and their IRQs go.
+ */
+static void vnet_napi_link_irqs(struct vnet *vi, bool link)
+{
+	unsigned int i;
+
+	for (i = 0; i < vi->max_pairs; i++) {
+		struct vnet_qp *qp = &vi->qp[i];
+
+		vnet_napi_set_irq(&qp->rq.napi,
+				  link ? vnet_vq_irq(vi, qp->rq.vq) : -1);
+		if (qp->sq.use_napi)
+			vnet_napi_set_irq(&qp->sq.napi,
+					  link ? vnet_vq_irq(vi, qp->sq.vq) : -1);
+	}
 }
 
 /* Find all virtqueues: receiveq N = 2N, transmitq N = 2N + 1, control. */
@@ -114,6 +179,7 @@ int vnet_vqs_init(struct vnet *vi)
 		vnet_tx_setup(&vi->qp[i].sq);
 	}
 	vi->cvq = vi->has_cvq ? vqs[n - 1] : NULL;
+	vnet_napi_link_irqs(vi, true);
 out:
 	kfree(ctx);
 	kfree(names);
@@ -159,6 +225,7 @@ void vnet_vqs_teardown(struct vnet *vi)
 			vnet_rx_free_buf(&qp->rq, buf);
 		vnet_rx_free_pages(&qp->rq);
 	}
+	vnet_napi_link_irqs(vi, false);
 	vi->vdev->config->del_vqs(vi->vdev);
 	for (i = 0; i < vi->max_pairs; i++) {
 		vi->qp[i].rq.vq = NULL;
