@@ -484,3 +484,91 @@ def stall_probe(g: Guest, nic: int = 0, ports: tuple[int, ...] = (), gap: float 
     except Exception as e:   # noqa: BLE001
         lines.append(f"qdisc/interrupts failed: {e}")
     return "\n".join(lines)
+
+
+# --- netdev generic netlink (/vnet/vnet-nl) --------------------------------------
+
+
+def _nl(g: Guest, args: str) -> str | None:
+    """Output of `vnet-nl ARGS`; None where the kernel has no netdev family
+    or not this operation (exit status 2)."""
+    r = g.run(f"vnet-nl {args}")
+    if r.rc == 2:
+        return None
+    if r.rc != 0:
+        raise CheckFailed(f"vnet-nl {args} failed (rc={r.rc}): {r.out}{r.err}")
+    return r.out
+
+
+def _nl_fields(words: list[str]) -> dict[str, int | bool]:
+    out: dict[str, int | bool] = {}
+    for w in words:
+        k, _, v = w.partition("=")
+        out[k] = int(v, 0) if v else True
+    return out
+
+
+def nl_dev(g: Guest, nic: int = 0) -> dict[str, int] | None:
+    """dev-get: {xdp-features: ..., xdp-zc-max-segs: ..., ...}."""
+    out = _nl(g, f"dev {ifname(g, nic)}")
+    return None if out is None else _nl_fields(out.split())
+
+
+def nl_queues(g: Guest, nic: int = 0) -> dict[tuple[str, int], dict] | None:
+    """queue-get dump: {(rx|tx, id): {napi-id: N, xsk: True, ...}}."""
+    out = _nl(g, f"queues {ifname(g, nic)}")
+    if out is None:
+        return None
+    res = {}
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) >= 2:
+            res[(w[0], int(w[1]))] = _nl_fields(w[2:])
+    return res
+
+
+def nl_napis(g: Guest, nic: int = 0) -> dict[int, dict] | None:
+    """napi-get dump: {napi id: {irq: N, defer-hard-irqs: N, ...}}."""
+    out = _nl(g, f"napis {ifname(g, nic)}")
+    if out is None:
+        return None
+    res = {}
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) >= 2 and w[0] == "napi":
+            res[int(w[1])] = _nl_fields(w[2:])
+    return res
+
+
+def nl_qstats_names(g: Guest, nic: int = 0) -> dict[str, list[str]] | None:
+    """qstats-get, attribute names only: {"device": [...], "rx 0": [...], ...}."""
+    out = _nl(g, f"qstats {ifname(g, nic)}")
+    if out is None:
+        return None
+    res = {}
+    for line in out.splitlines():
+        w = line.split()
+        if not w:
+            continue
+        if w[0] == "device":
+            res["device"] = sorted(w[1:])
+        elif len(w) >= 2:
+            res[f"{w[0]} {w[1]}"] = sorted(w[2:])
+    return res
+
+
+def nl_napi_set(g: Guest, napi_id: int, **settings: int) -> bool:
+    """napi-set (6.13+); False where the kernel has no such operation."""
+    args = " ".join(f"{k.replace('_', '-')} {v}" for k, v in settings.items())
+    return _nl(g, f"napi-set {napi_id} {args}") is not None
+
+
+VIRTIO_IRQ_LINE = re.compile(r"^\s*(\d+):.*\s(virtio\d+)-(input|output)\.(\d+)\s*$", re.M)
+
+
+def queue_irqs(g: Guest) -> dict[tuple[str, int], int]:
+    """IRQ of each virtqueue with its own vector, from /proc/interrupts names:
+    {(rx|tx, queue): irq}."""
+    out = g.run_ok("cat /proc/interrupts")
+    return {("rx" if m.group(3) == "input" else "tx", int(m.group(4))): int(m.group(1))
+            for m in VIRTIO_IRQ_LINE.finditer(out)}

@@ -454,6 +454,74 @@ def t_channels(ctx: Ctx):
              f"{summary['receiver']['bps'] / 1e6:.0f} Mbit/s during changes")
 
 
+def _rx_napi_view(g, nq: int) -> tuple[dict[int, int], dict[int, dict]]:
+    """{rx queue: its NAPI id} for the active queues, and the napi-get dump."""
+    queues = net.nl_queues(g) or {}
+    ids = {q: queues.get(("rx", q), {}).get("napi-id") for q in range(nq)}
+    check(all(ids.values()), f"queue-get: RX queues without a NAPI id: {queues}")
+    return ids, net.nl_napis(g) or {}
+
+
+@suite.test("napi_config", MAIN, "main")
+def t_napi_config(ctx: Ctx):
+    """Netlink NAPI view (6.9+): each RX queue's NAPI shows the IRQ of its
+    virtqueue (/proc/interrupts); with per-NAPI configuration (napi-set,
+    6.13+) a queue keeps its NAPI id and its defer-hard-irqs and
+    gro-flush-timeout across ethtool -L down and up, threaded on and off,
+    and ifdown/up."""
+    g = ctx.g
+    ifn = net.ifname(g)
+    nq = net.channels(g).get("combined", 1)
+    if net.nl_napis(g) is None:
+        ctx.note("skipped: this kernel has no netlink napi-get (6.9+)")
+        return
+    ids, napis = _rx_napi_view(g, nq)
+    missing = [i for i in ids.values() if i not in napis]
+    check(not missing, f"napi-get does not list the queues' NAPIs {missing}: {napis}")
+    irqs = net.queue_irqs(g)
+    with_irq = {q: napis[i].get("irq") for q, i in ids.items()}
+    irq_note = "irq of input.N"
+    if ctx.driver != "ours" and not any(with_irq.values()):
+        irq_note = "no irq (in-tree driver)"
+    else:
+        for q, irq in with_irq.items():
+            check(irq is not None, f"NAPI {ids[q]} of rx queue {q} has no irq: {napis[ids[q]]}")
+            check(irqs.get(("rx", q)) == irq,
+                  f"NAPI {ids[q]} of rx queue {q} says irq {irq}, /proc/interrupts "
+                  f"gives input.{q} irq {irqs.get(('rx', q))}")
+    settings = {q: {"defer-hard-irqs": 2 + q, "gro-flush-timeout": 20000 + 1000 * q}
+                for q in range(nq)}
+    for q, i in ids.items():
+        if not net.nl_napi_set(g, i, **settings[q]):
+            ctx.note(f"{irq_note}; persistence skipped: this kernel has no napi-set (6.13+)")
+            return
+
+    def same(after: str) -> None:
+        now, napis = _rx_napi_view(g, nq)
+        check(now == ids, f"NAPI ids after {after}: {now}, before: {ids}")
+        for q, i in ids.items():
+            got = {k: napis.get(i, {}).get(k) for k in settings[q]}
+            check(got == settings[q], f"NAPI {i} (rx {q}) after {after}: {got}, set {settings[q]}")
+
+    try:
+        same("napi-set")
+        g.run_ok(f"ethtool -L {ifn} combined 1")
+        g.run_ok(f"ethtool -L {ifn} combined {nq}")
+        net.ping(g, count=2)
+        same(f"ethtool -L combined 1 then {nq}")
+        threaded = f"/sys/class/net/{ifn}/threaded"
+        g.run_ok(f"echo 1 > {threaded}; echo 0 > {threaded}")
+        same("threaded 1 then 0")
+        g.run_ok(f"ip link set dev {ifn} down; ip link set dev {ifn} up")
+        net.ping(g, count=2)
+        same("ifdown/up")
+    finally:
+        g.run(f"ethtool -L {ifn} combined {nq}")
+        for i in (net.nl_napis(g) or {}):
+            net.nl_napi_set(g, i, defer_hard_irqs=0, gro_flush_timeout=0)
+    ctx.note(f"{nq} RX NAPIs: {irq_note}, ids {sorted(ids.values())} and settings kept")
+
+
 def _rings(g, ifn: str) -> dict[str, int]:
     out = g.run_ok(f"ethtool -g {ifn}")
     mx, _, cur = out.partition("Current hardware settings:")
