@@ -179,6 +179,23 @@ static inline void vnet_napi_set_irq(struct napi_struct *napi, int irq)
 }
 #endif
 
+/*
+ * Does the core defer this instance's interrupts itself: after a poll
+ * with work, napi_complete_done() keeps the instance and the core polls
+ * it again after gro-flush-timeout, up to defer-hard-irqs times?  The
+ * settings are per NAPI from 6.13, per device (sysfs) before.
+ */
+static inline bool vnet_napi_core_defers(const struct napi_struct *napi)
+{
+#ifdef VNET_HAVE_NAPI_DEFER_PER_NAPI
+	return READ_ONCE(napi->defer_hard_irqs) &&
+	       READ_ONCE(napi->gro_flush_timeout);
+#else
+	return READ_ONCE(napi->dev->napi_defer_hard_irqs) &&
+	       READ_ONCE(napi->dev->gro_flush_timeout);
+#endif
+}
+
 /* Tell the core which NAPI serves a queue (6.8), for busy polling. */
 static inline void vnet_queue_set_napi(struct net_device *dev,
 				       unsigned int index, bool rx,

@@ -118,6 +118,9 @@ probe NETIF_NAPI_SET_IRQ include/linux/netdevice.h \
 probe NETIF_NAPI_ADD_CONFIG include/linux/netdevice.h \
 	'void netif_napi_add_config\(' 'netif_napi_add_config' \
 	'persistent per-NAPI ids and settings (new id at each enable)'
+probe NAPI_DEFER_PER_NAPI include/linux/netdevice.h \
+	'struct napi_struct \{[^}]* u32 defer_hard_irqs;' 'struct napi_config \{' \
+	'defer-hard-irqs and gro-flush-timeout per NAPI (per device)'
 probe XPS_MAP_TYPE include/linux/netdevice.h \
 	'enum xps_map_type \{' - \
 	'__netif_set_xps_queue() with XPS_CPUS (with false)'

@@ -119,6 +119,7 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	struct vnet_rq *rq = container_of(napi, struct vnet_rq, napi);
 	struct vnet_rx_poll poll = { .budget = budget };
 	u64 defer_ns = 0, defer_max_ns = 0;
+	enum vnet_rx_next next;
 	int done;
 
 	vnet_poll_cleantx(rq->qp, budget);
@@ -141,8 +142,20 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	poll.now = ktime_get_ns();
 	poll.answering = (s64)(poll.now -
 			       READ_ONCE(rq->qp->vi->answer_until)) < 0;
-	switch (vnet_rx_mod_decide(&rq->mod, &rq->mod_cfg, &poll, &defer_ns,
-				   &defer_max_ns)) {
+	if (vnet_napi_core_defers(napi)) {
+		/*
+		 * The core's deferral (defer-hard-irqs with gro-flush-timeout)
+		 * replaces ours: it keeps the instance after a poll with work
+		 * and polls again itself.  Ours would add a deferral when the
+		 * core lets go, and learn from polls it did not schedule.
+		 */
+		memset(&rq->mod, 0, sizeof(rq->mod));
+		next = done >= budget ? VNET_RX_POLL_AGAIN : VNET_RX_REARM;
+	} else {
+		next = vnet_rx_mod_decide(&rq->mod, &rq->mod_cfg, &poll,
+					  &defer_ns, &defer_max_ns);
+	}
+	switch (next) {
 	case VNET_RX_POLL_AGAIN:
 		break;
 	case VNET_RX_REARM:
