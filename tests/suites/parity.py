@@ -4,7 +4,8 @@
 One guest per device configuration boots with our module; the test takes a
 snapshot of everything a user or a monitoring script reads about the
 interface (ethtool -k/-l/-g/-c/-i/-x/-n/-T/-S names, link settings,
-`ip -d link`, /sys/class/net/<if>/ and its queues/), swaps in the stock
+`ip -d link`, /sys/class/net/<if>/ and its queues/, the netdev netlink
+family's dev-get, queue-get, napi-get and qstats-get), swaps in the stock
 virtio_net on the same virtio device, takes the same snapshot, and swaps
 ours back. Then:
 
@@ -88,6 +89,21 @@ def hash_header(stock: dict, ours: dict) -> bool:
     return stock_lacks_rss(stock, ours) and ours["x"].get("key_len", "-").isdigit()
 
 
+def stock_no_queue_napi(stock: dict, ours: dict) -> bool:
+    """The in-tree driver of this kernel links no queue to a NAPI (before 6.13)."""
+    return stock["nl"].get("queue.rx.napi-id") == "none"
+
+
+def qstats_alloc_fail_only(stock: dict, ours: dict) -> bool:
+    """Ours' qstats names are the in-tree ones plus rx-alloc-fail."""
+    for k in ("qstats.device", "qstats.rx"):
+        a = set(stock["nl"].get(k, "").split()) - {"absent"}
+        b = set(ours["nl"].get(k, "").split()) - {"absent"}
+        if not a <= b or not b - a <= {"rx-alloc-fail"}:
+            return False
+    return True
+
+
 DIFFERENCES = [
     (r"i\.version", "ours reports the package version (modinfo version); the in-tree "
                     "driver reports 1.0.0", None),
@@ -105,6 +121,25 @@ DIFFERENCES = [
     (r"queues\.rx-\d+/virtio_net/mergeable_rx_buffer_size",
      "with the hash report negotiated (ours on 5.10) the receive header is 8 bytes "
      "longer, and so are mergeable buffers", hash_header),
+    (r"nl\.dev\.xdp-features\.(ndo-xmit|ndo-xmit-sg)",
+     "netlink dev-get: ours is an XDP redirect target (ndo_xdp_xmit) without a program "
+     "of its own; the in-tree driver only while one is attached, and reports it only then",
+     None),
+    (r"nl\.dev\.(xdp-features\.xsk-zerocopy|xdp-zc-max-segs)",
+     "AF_XDP zero-copy: the in-tree driver has it (RX 6.11, TX 6.13) and reports it with "
+     "xdp-zc-max-segs; ours not yet (AF_XDP works in copy mode)", None),
+    (r"nl\.dev\.xdp-rx-metadata-features\.hash",
+     "XDP RX metadata: with the hash report negotiated the in-tree driver gives XDP "
+     "programs the device's hash (bpf_xdp_metadata_rx_hash); ours not yet", None),
+    (r"nl\.queue\.rx\.(napi-id|napi-listed)",
+     "netlink queue-get: ours links each queue to its NAPI (6.8+, for busy polling and "
+     "SO_INCOMING_NAPI_ID users); the in-tree driver from 6.13 on", stock_no_queue_napi),
+    (r"nl\.napi\.irq",
+     "netlink napi-get: ours links each NAPI to its virtqueue's IRQ; the in-tree driver "
+     "links none", None),
+    (r"nl\.qstats\.(device|rx)",
+     "netlink qstats-get: ours also reports rx-alloc-fail (receive buffers it could not "
+     "allocate); the in-tree driver does not", qstats_alloc_fail_only),
 ]
 
 
@@ -219,7 +254,67 @@ def snapshot(g) -> dict[str, dict[str, str]]:
     for f in ("tcp4", "udp4", "tcp6", "udp6", "ip4", "ip6"):
         snap["n"] = snap.get("n", {})
         snap["n"][f] = " ".join(s[f"n-{f}"].split())
+    snap["nl"] = netlink_view(g)
     return snap
+
+
+XDP_ACT = ("basic", "redirect", "ndo-xmit", "xsk-zerocopy", "hw-offload", "rx-sg",
+           "ndo-xmit-sg")
+XDP_RX_METADATA = ("timestamp", "hash", "vlan-tag")
+XSK_FLAGS = ("tx-timestamp", "tx-checksum", "tx-launch-time-fifo")
+
+
+def _how_many(have: int, total: int) -> str:
+    return "none" if not have else "all" if have == total else f"{have} of {total}"
+
+
+def netlink_view(g) -> dict[str, str]:
+    """The netdev generic netlink family's view (6.3+, parts later): dev-get
+    flags by name, the shape of queue-get and napi-get (NAPI ids and IRQ
+    numbers differ between drivers and boots: only who has one is
+    compared, and the per-NAPI settings), qstats-get attribute names.
+    Empty where the kernel has no such family or operation."""
+    res: dict[str, str] = {}
+    dev = net.nl_dev(g) or {}
+    for attr, names in (("xdp-features", XDP_ACT), ("xdp-rx-metadata-features", XDP_RX_METADATA),
+                        ("xsk-features", XSK_FLAGS)):
+        if attr in dev:
+            for bit, n in enumerate(names):
+                res[f"dev.{attr}.{n}"] = "yes" if dev[attr] >> bit & 1 else "no"
+    if "xdp-zc-max-segs" in dev:
+        res["dev.xdp-zc-max-segs"] = str(dev["xdp-zc-max-segs"])
+    queues = net.nl_queues(g)
+    napis = net.nl_napis(g)
+    if queues is not None:
+        for kind in ("rx", "tx"):
+            # 6.12 shows napi-id 0 for a NAPI without an id (TX NAPI): none
+            qs = [{k: x for k, x in v.items() if (k, x) != ("napi-id", 0)}
+                  for (t, _), v in queues.items() if t == kind]
+            res[f"queue.{kind}.count"] = str(len(qs))
+            res[f"queue.{kind}.napi-id"] = _how_many(sum("napi-id" in v for v in qs), len(qs))
+            res[f"queue.{kind}.xsk"] = _how_many(sum("xsk" in v for v in qs), len(qs))
+            ids = [v["napi-id"] for v in qs if "napi-id" in v]
+            res[f"queue.{kind}.napi-distinct"] = "yes" if len(set(ids)) == len(ids) else "no"
+            if napis is not None:
+                res[f"queue.{kind}.napi-listed"] = _how_many(sum(i in napis for i in ids),
+                                                             len(ids))
+    if napis is not None:
+        res["napi.count"] = str(len(napis))
+        for attr in ("irq", "pid"):
+            res[f"napi.{attr}"] = _how_many(sum(attr in v for v in napis.values()), len(napis))
+        if napis and queues is not None:
+            irqs = [v["irq"] for v in napis.values() if "irq" in v]
+            res["napi.irq-distinct"] = "yes" if len(set(irqs)) == len(irqs) else "no"
+        for attr in ("defer-hard-irqs", "gro-flush-timeout", "irq-suspend-timeout", "threaded"):
+            res[f"napi.{attr}"] = " ".join(sorted({str(v[attr]) for v in napis.values()
+                                                   if attr in v})) or "absent"
+    qstats = net.nl_qstats_names(g)
+    if qstats is not None:
+        res["qstats.device"] = " ".join(qstats.get("device", [])) or "absent"
+        for kind in ("rx", "tx"):
+            names = sorted({n for k, v in qstats.items() if k.startswith(kind + " ") for n in v})
+            res[f"qstats.{kind}"] = " ".join(names) or "absent"
+    return res
 
 
 def compare(stock: dict, ours: dict) -> tuple[list[str], list[tuple[str, str, str]]]:
@@ -318,4 +413,5 @@ CONFIGS = {
 for _name, _cfg in CONFIGS.items():
     suite.add(TestCase(f"parity.{_name}", parity, _cfg, f"parity.{_name}",
                        doc=f"stock vs ours on the same device ({_cfg.nics[0].describe()}): "
-                           "offloads, ethtool, ip -d link, sysfs; differences listed"))
+                           "offloads, ethtool, ip -d link, sysfs, netdev netlink; "
+                           "differences listed"))
