@@ -468,7 +468,7 @@ def t_napi_config(ctx: Ctx):
     virtqueue (/proc/interrupts); with per-NAPI configuration (napi-set,
     6.13+) a queue keeps its NAPI id and its defer-hard-irqs and
     gro-flush-timeout across ethtool -L down and up, threaded on and off,
-    and ifdown/up."""
+    ifdown/up and suspend/resume (IRQs linked again after it)."""
     g = ctx.g
     ifn = net.ifname(g)
     nq = net.channels(g).get("combined", 1)
@@ -478,17 +478,20 @@ def t_napi_config(ctx: Ctx):
     ids, napis = _rx_napi_view(g, nq)
     missing = [i for i in ids.values() if i not in napis]
     check(not missing, f"napi-get does not list the queues' NAPIs {missing}: {napis}")
-    irqs = net.queue_irqs(g)
-    with_irq = {q: napis[i].get("irq") for q, i in ids.items()}
-    irq_note = "irq of input.N"
-    if ctx.driver != "ours" and not any(with_irq.values()):
-        irq_note = "no irq (in-tree driver)"
-    else:
+    def check_irqs(napis: dict, after: str) -> str:
+        irqs = net.queue_irqs(g)
+        with_irq = {q: napis[i].get("irq") for q, i in ids.items()}
+        if ctx.driver != "ours" and not any(with_irq.values()):
+            return "no irq (in-tree driver)"
         for q, irq in with_irq.items():
-            check(irq is not None, f"NAPI {ids[q]} of rx queue {q} has no irq: {napis[ids[q]]}")
+            check(irq is not None,
+                  f"{after}: NAPI {ids[q]} of rx queue {q} has no irq: {napis[ids[q]]}")
             check(irqs.get(("rx", q)) == irq,
-                  f"NAPI {ids[q]} of rx queue {q} says irq {irq}, /proc/interrupts "
+                  f"{after}: NAPI {ids[q]} of rx queue {q} says irq {irq}, /proc/interrupts "
                   f"gives input.{q} irq {irqs.get(('rx', q))}")
+        return "irq of input.N"
+
+    irq_note = check_irqs(napis, "at boot")
     settings = {q: {"defer-hard-irqs": 2 + q, "gro-flush-timeout": 20000 + 1000 * q}
                 for q in range(nq)}
     for q, i in ids.items():
@@ -515,6 +518,12 @@ def t_napi_config(ctx: Ctx):
         g.run_ok(f"ip link set dev {ifn} down; ip link set dev {ifn} up")
         net.ping(g, count=2)
         same("ifdown/up")
+        r = g.run("echo devices >/sys/power/pm_test && echo mem >/sys/power/state; rc=$?; "
+                  "echo none >/sys/power/pm_test; exit $rc", timeout=120)
+        check(r.rc == 0, f"suspend/resume failed (rc={r.rc}): {r.out}{r.err}")
+        net.ping(g, count=2)
+        same("suspend/resume")
+        check_irqs(net.nl_napis(g) or {}, "after suspend/resume")
     finally:
         g.run(f"ethtool -L {ifn} combined {nq}")
         for i in (net.nl_napis(g) or {}):
