@@ -22,6 +22,7 @@
 #include <linux/slab.h>
 #include <linux/virtio.h>
 #include <linux/virtio_config.h>
+#include <linux/virtio_net.h>
 #include <linux/filter.h>
 #include <net/xdp.h>
 
@@ -360,6 +361,57 @@ static inline void vnet_extack_msg(struct netlink_ext_ack *extack,
 #define VNET_CAN_USO	1
 #else
 #define VNET_CAN_USO	0
+#endif
+
+/*
+ * UDP tunnel GSO (VXLAN, Geneve): the kernel's virtio-net header helpers
+ * learnt the tunnel fields in 6.17, with the virtio core's feature bits
+ * beyond 64 (linux/virtio_features.h).  Elsewhere features 65-68 are not
+ * in the feature table, so they are never negotiated, and headers are
+ * converted by the plain helpers.
+ */
+#ifdef VNET_HAVE_VIRTIO_NET_UDP_TUNNEL
+#define VNET_CAN_UDP_TUNNEL	1
+
+/* Features 64-127, bit N at N - 64. */
+static inline u64 vnet_features_hi(const struct virtio_device *vdev)
+{
+	BUILD_BUG_ON(VIRTIO_FEATURES_U64S < 2);
+	return vdev->features_array[1];
+}
+
+static inline int vnet_hdr_to_skb(struct sk_buff *skb, const void *hdr,
+				  bool tnl, bool tnl_csum, bool little_endian)
+{
+	return virtio_net_hdr_tnl_to_skb(skb, hdr, tnl, tnl_csum,
+					 little_endian);
+}
+
+static inline int vnet_hdr_from_skb(const struct sk_buff *skb, void *hdr,
+				    bool tnl, bool little_endian)
+{
+	return virtio_net_hdr_tnl_from_skb(skb, hdr, tnl, little_endian, 0,
+					   false, false);
+}
+#else
+#define VNET_CAN_UDP_TUNNEL	0
+
+static inline u64 vnet_features_hi(const struct virtio_device *vdev)
+{
+	return 0;
+}
+
+static inline int vnet_hdr_to_skb(struct sk_buff *skb, const void *hdr,
+				  bool tnl, bool tnl_csum, bool little_endian)
+{
+	return virtio_net_hdr_to_skb(skb, hdr, little_endian);
+}
+
+static inline int vnet_hdr_from_skb(const struct sk_buff *skb, void *hdr,
+				    bool tnl, bool little_endian)
+{
+	return virtio_net_hdr_from_skb(skb, hdr, little_endian, false, 0);
+}
 #endif
 
 /* XDP buffers: xdp_init_buff()/xdp_prepare_buff() appeared in 5.12. */

@@ -163,6 +163,9 @@ probe NETDEV_RX_QUEUE_H include/net/netdev_rx_queue.h \
 probe VIRTIO_NET_USO include/linux/virtio_net.h \
 	'gso_type = VIRTIO_NET_HDR_GSO_UDP_L4' 'VIRTIO_NET_HDR_GSO_UDP_L4' \
 	'UDP segmentation offload, USO (none)'
+probe VIRTIO_NET_UDP_TUNNEL include/linux/virtio_net.h \
+	'int virtio_net_hdr_tnl_to_skb\(' 'virtio_net_hdr_tnl_to_skb' \
+	'UDP tunnel GSO header helpers, features 65-68 (not negotiated)'
 probe XDP_INIT_BUFF include/net/xdp.h \
 	'xdp_init_buff\(' 'xdp_init_buff' \
 	'xdp_init_buff() (fields set by hand)'
