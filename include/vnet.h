@@ -207,9 +207,11 @@ struct vnet_qp {
 #define VNET_LINK_UNKNOWN	0xffff
 
 /*
- * A received virtio-net header, of any negotiated length: the largest
- * form carries the hash report (VIRTIO_NET_F_HASH_REPORT), laid out as
- * struct virtio_net_hdr_v1_hash (whose field names differ by kernel).
+ * A received virtio-net header, of any negotiated length: the hash report
+ * (VIRTIO_NET_F_HASH_REPORT) follows the basic header, laid out as
+ * struct virtio_net_hdr_v1_hash (whose field names differ by kernel), and
+ * with UDP tunnel GSO the tunnel's header offsets follow that
+ * (struct virtio_net_hdr_v1_hash_tunnel, 6.17).
  */
 union vnet_rx_hdr {
 	struct virtio_net_hdr_mrg_rxbuf mrg;
@@ -219,7 +221,18 @@ union vnet_rx_hdr {
 		__le16 report;
 		__le16 padding;
 	} hash;
+	struct {
+		struct virtio_net_hdr_mrg_rxbuf mrg;
+		__le32 hash_value;
+		__le16 hash_report;
+		__le16 padding;
+		__le16 outer_th_offset;
+		__le16 inner_nh_offset;
+	} tnl;
 };
+
+/* Length of the header with UDP tunnel GSO. */
+#define VNET_HDR_TNL_LEN	sizeof_field(union vnet_rx_hdr, tnl)
 
 /* RX buffer layout chosen at probe from the negotiated features. */
 enum vnet_rx_mode {
@@ -275,6 +288,14 @@ struct vnet {
 	bool guest_gso;
 	/* What receive headers may announce (VNET_RX_ALLOW_*). */
 	u32 rx_hdr_allowed;
+	/*
+	 * UDP tunnel GSO negotiated: receive (rx_tnl, and with the outer
+	 * checksum rx_tnl_csum), transmit (tx_tnl).  The header is then
+	 * VNET_HDR_TNL_LEN bytes long both ways.
+	 */
+	bool rx_tnl;
+	bool rx_tnl_csum;
+	bool tx_tnl;
 
 	/* RSS and hash report state (rss.c), NULL without either. */
 	struct vnet_rss *rss;
@@ -553,7 +574,7 @@ int vnet_set_rxfh_fields(struct net_device *dev,
 static inline void vnet_rx_set_hash(const struct vnet *vi, struct sk_buff *skb,
 				    const union vnet_rx_hdr *hdr)
 {
-	BUILD_BUG_ON(sizeof(*hdr) != sizeof(struct virtio_net_hdr_v1_hash));
+	BUILD_BUG_ON(sizeof(hdr->hash) != sizeof(struct virtio_net_hdr_v1_hash));
 	if (vi->hash_report && (vi->dev->features & NETIF_F_RXHASH))
 		skb_set_hash(skb, le32_to_cpu(hdr->hash.value),
 			     vnet_rss_report_level(le16_to_cpu(hdr->hash.report)));

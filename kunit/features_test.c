@@ -164,6 +164,121 @@ static void feat_uso(struct kunit *test)
 			VNET_BIT(VNET_F_GUEST_USO6));
 }
 
+#define H(x)		VNET_HI_BIT(VNET_F_##x)
+/* What QEMU 11.1's virtio-net-pci offers above bit 63 by default. */
+#define TNL_ALL		(H(GUEST_UDP_TUNNEL_GSO) | H(GUEST_UDP_TUNNEL_GSO_CSUM) | \
+			 H(HOST_UDP_TUNNEL_GSO) | H(HOST_UDP_TUNNEL_GSO_CSUM))
+
+/* UDP tunnel GSO: kept only with the plain GSO and checksum it wraps. */
+static void feat_tnl_dependencies(struct kunit *test)
+{
+	const u64 guest = H(GUEST_UDP_TUNNEL_GSO) | H(GUEST_UDP_TUNNEL_GSO_CSUM);
+	const u64 host = H(HOST_UDP_TUNNEL_GSO) | H(HOST_UDP_TUNNEL_GSO_CSUM);
+
+	KUNIT_EXPECT_EQ(test, vnet_tnl_unusable_features(QEMU_DEFAULT, TNL_ALL), 0ULL);
+	KUNIT_EXPECT_EQ(test, vnet_tnl_unusable_features(QEMU_DEFAULT | USO_ALL, TNL_ALL),
+			0ULL);
+	KUNIT_EXPECT_EQ(test, vnet_tnl_unusable_features(QEMU_DEFAULT, 0), 0ULL);
+	/* checksum offload each way */
+	KUNIT_EXPECT_EQ(test, vnet_tnl_unusable_features(QEMU_DEFAULT & ~B(GUEST_CSUM),
+							 TNL_ALL), guest);
+	KUNIT_EXPECT_EQ(test, vnet_tnl_unusable_features(QEMU_DEFAULT & ~B(CSUM), TNL_ALL),
+			host);
+	/* some plain segmentation to wrap: TSO or USO */
+	KUNIT_EXPECT_EQ(test,
+			vnet_tnl_unusable_features(QEMU_DEFAULT & ~(B(GUEST_TSO4) |
+								    B(GUEST_TSO6)),
+						   TNL_ALL), guest);
+	KUNIT_EXPECT_EQ(test,
+			vnet_tnl_unusable_features((QEMU_DEFAULT & ~(B(GUEST_TSO4) |
+								     B(GUEST_TSO6))) |
+						   VNET_BIT(VNET_F_GUEST_USO6), TNL_ALL),
+			0ULL);
+	KUNIT_EXPECT_EQ(test,
+			vnet_tnl_unusable_features(QEMU_DEFAULT & ~(B(HOST_TSO4) |
+								    B(HOST_TSO6)),
+						   TNL_ALL), host);
+	KUNIT_EXPECT_EQ(test,
+			vnet_tnl_unusable_features(QEMU_DEFAULT & ~B(HOST_TSO4), TNL_ALL),
+			0ULL);
+	/* the outer checksum variants need tunnel GSO itself */
+	KUNIT_EXPECT_EQ(test,
+			vnet_tnl_unusable_features(QEMU_DEFAULT,
+						   H(GUEST_UDP_TUNNEL_GSO_CSUM) |
+						   H(HOST_UDP_TUNNEL_GSO_CSUM)),
+			H(GUEST_UDP_TUNNEL_GSO_CSUM) | H(HOST_UDP_TUNNEL_GSO_CSUM));
+	/* bits it does not know are not its business */
+	KUNIT_EXPECT_EQ(test, vnet_tnl_unusable_features(0, VNET_BIT(0) | VNET_BIT(63)),
+			0ULL);
+}
+
+static void feat_tnl_netdev(struct kunit *test)
+{
+	const netdev_features_t tnl = NETIF_F_GSO_UDP_TUNNEL |
+				      NETIF_F_GSO_UDP_TUNNEL_CSUM;
+	struct vnet_netdev_features nf;
+
+	/* without the features nothing changes, no inner offloads */
+	vnet_pick_netdev_features(QEMU_DEFAULT, true, true, &nf);
+	vnet_pick_tnl_features(0, true, &nf);
+	KUNIT_EXPECT_FALSE(test, (nf.features | nf.hw_features) & tnl);
+	KUNIT_EXPECT_FALSE(test, nf.hw_enc_features);
+
+	/* both; the inner packet gets the plain offloads */
+	vnet_pick_netdev_features(QEMU_DEFAULT, true, true, &nf);
+	vnet_pick_tnl_features(TNL_ALL, true, &nf);
+	KUNIT_EXPECT_EQ(test, nf.features & tnl, tnl);
+	KUNIT_EXPECT_EQ(test, nf.hw_features & tnl, tnl);
+	KUNIT_EXPECT_EQ(test, nf.hw_enc_features & tnl, tnl);
+	KUNIT_EXPECT_TRUE(test, nf.hw_enc_features & NETIF_F_TSO);
+	KUNIT_EXPECT_TRUE(test, nf.hw_enc_features & NETIF_F_TSO6);
+	KUNIT_EXPECT_TRUE(test, nf.hw_enc_features & NETIF_F_HW_CSUM);
+
+	/* without the outer checksum */
+	vnet_pick_netdev_features(QEMU_DEFAULT, true, true, &nf);
+	vnet_pick_tnl_features(H(HOST_UDP_TUNNEL_GSO), true, &nf);
+	KUNIT_EXPECT_EQ(test, nf.features & tnl, NETIF_F_GSO_UDP_TUNNEL);
+	KUNIT_EXPECT_EQ(test, nf.hw_enc_features & tnl, NETIF_F_GSO_UDP_TUNNEL);
+
+	/* gso=0: off, but switchable */
+	vnet_pick_netdev_features(QEMU_DEFAULT, true, false, &nf);
+	vnet_pick_tnl_features(TNL_ALL, false, &nf);
+	KUNIT_EXPECT_FALSE(test, nf.features & tnl);
+	KUNIT_EXPECT_EQ(test, nf.hw_features & tnl, tnl);
+
+	/* receive-only tunnel features change nothing on transmit */
+	vnet_pick_netdev_features(QEMU_DEFAULT, true, true, &nf);
+	vnet_pick_tnl_features(H(GUEST_UDP_TUNNEL_GSO) | H(GUEST_UDP_TUNNEL_GSO_CSUM),
+			       true, &nf);
+	KUNIT_EXPECT_FALSE(test, (nf.features | nf.hw_features) & tnl);
+
+	/* no checksum offload: no tunnel GSO either */
+	vnet_pick_netdev_features(B(MAC) | B(MRG_RXBUF), true, true, &nf);
+	vnet_pick_tnl_features(TNL_ALL, true, &nf);
+	KUNIT_EXPECT_FALSE(test, (nf.features | nf.hw_features) & tnl);
+}
+
+/* Receive: the tunnel offloads switch with the other hardware GRO ones. */
+static void feat_tnl_guest_offloads(struct kunit *test)
+{
+	const u64 o = VNET_BIT(VNET_O_GUEST_UDP_TUNNEL_GSO) |
+		      VNET_BIT(VNET_O_GUEST_UDP_TUNNEL_GSO_CSUM);
+	u64 cap = vnet_guest_offloads_capable(QEMU_DEFAULT) |
+		  vnet_tnl_guest_offloads(TNL_ALL);
+
+	KUNIT_EXPECT_EQ(test, vnet_tnl_guest_offloads(0), 0ULL);
+	KUNIT_EXPECT_EQ(test, vnet_tnl_guest_offloads(TNL_ALL), o);
+	KUNIT_EXPECT_EQ(test, vnet_tnl_guest_offloads(H(GUEST_UDP_TUNNEL_GSO)),
+			VNET_BIT(VNET_O_GUEST_UDP_TUNNEL_GSO));
+	KUNIT_EXPECT_EQ(test, vnet_tnl_guest_offloads(H(HOST_UDP_TUNNEL_GSO)), 0ULL);
+	/* the offload bits are the feature bits less 19 */
+	KUNIT_EXPECT_EQ(test, VNET_F_GUEST_UDP_TUNNEL_GSO - VNET_O_GUEST_UDP_TUNNEL_GSO, 19);
+	KUNIT_EXPECT_EQ(test, VNET_F_GUEST_UDP_TUNNEL_GSO_CSUM -
+			VNET_O_GUEST_UDP_TUNNEL_GSO_CSUM, 19);
+	KUNIT_EXPECT_EQ(test, vnet_guest_offloads_for(NETIF_F_GRO_HW, cap), cap);
+	KUNIT_EXPECT_EQ(test, vnet_guest_offloads_for(0, cap), B(GUEST_CSUM));
+}
+
 static void feat_default_pairs(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, vnet_default_pairs(8, 4, 0), 4U);
@@ -186,6 +301,9 @@ static struct kunit_case features_cases[] = {
 	KUNIT_CASE(feat_uso),
 	KUNIT_CASE(feat_gro_hw_needs_ctrl),
 	KUNIT_CASE(feat_guest_offloads),
+	KUNIT_CASE(feat_tnl_dependencies),
+	KUNIT_CASE(feat_tnl_netdev),
+	KUNIT_CASE(feat_tnl_guest_offloads),
 	KUNIT_CASE(feat_default_pairs),
 	{}
 };

@@ -347,6 +347,179 @@ static void rxhdr_frame_length(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_rx_check_frame(0, gso), VNET_RX_OK);
 }
 
+#define TNL_RX	(ALL_RX | VNET_RX_ALLOW_TNL | VNET_RX_ALLOW_TNL_CSUM)
+
+/*
+ * VXLAN over IPv4 around TCP/IPv4: outer UDP at 14 + 20 = 34, VXLAN and
+ * inner Ethernet (8 + 14) up to the inner IP header at 56, inner TCP at
+ * 56 + 20 = 76.  Over IPv6 with an IPv6 inner packet: 54, 76, 116.
+ */
+#define T4_OUTER	34
+#define T4_INNER	56
+#define T4_TH		76
+#define T6_OUTER	54
+#define T6_INNER	76
+#define T6_TH		116
+
+static enum vnet_rx_verdict tcheck(u8 flags, u8 gso_type, u16 start,
+				   u16 outer_th, u16 inner_nh, u32 allowed)
+{
+	struct vnet_rx_hdr_fields h = {
+		.flags = flags, .gso_type = gso_type, .gso_size = 1398,
+		.csum_start = start, .csum_offset = 16,
+		.outer_th_offset = outer_th, .inner_nh_offset = inner_nh,
+	};
+	const char *why = NULL;
+	enum vnet_rx_verdict v = vnet_rx_check_hdr(&h, 65000, allowed, &why);
+
+	/* As in check(): every refusal says why, an acceptance does not. */
+	if (v == VNET_RX_OK ? !!why : !why)
+		return VNET_RX_BAD_LEN;
+	return v;
+}
+
+static void rxhdr_tnl_allowed_from_features(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, vnet_rx_tnl_allowed(0), 0U);
+	KUNIT_EXPECT_EQ(test, vnet_rx_tnl_allowed(VNET_HI_BIT(VNET_F_GUEST_UDP_TUNNEL_GSO)),
+			VNET_RX_ALLOW_TNL);
+	KUNIT_EXPECT_EQ(test,
+			vnet_rx_tnl_allowed(VNET_HI_BIT(VNET_F_GUEST_UDP_TUNNEL_GSO) |
+					    VNET_HI_BIT(VNET_F_GUEST_UDP_TUNNEL_GSO_CSUM)),
+			VNET_RX_ALLOW_TNL | VNET_RX_ALLOW_TNL_CSUM);
+	/* The transmit side's features allow nothing on receive. */
+	KUNIT_EXPECT_EQ(test,
+			vnet_rx_tnl_allowed(VNET_HI_BIT(VNET_F_HOST_UDP_TUNNEL_GSO) |
+					    VNET_HI_BIT(VNET_F_HOST_UDP_TUNNEL_GSO_CSUM)),
+			0U);
+}
+
+static void rxhdr_tnl_good(struct kunit *test)
+{
+	const u8 nc = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	const u8 t4 = VNET_HDR_GSO_UDP_TUNNEL_IPV4, t6 = VNET_HDR_GSO_UDP_TUNNEL_IPV6;
+
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | VIRTIO_NET_HDR_GSO_TCPV4, T4_TH, T4_OUTER,
+				     T4_INNER, TNL_RX), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t6 | VIRTIO_NET_HDR_GSO_TCPV6, T6_TH, T6_OUTER,
+				     T6_INNER, TNL_RX), VNET_RX_OK);
+	/* IPv6 inside IPv4, and the reverse. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | VIRTIO_NET_HDR_GSO_TCPV6, T4_INNER + 40,
+				     T4_OUTER, T4_INNER, TNL_RX), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t6 | VIRTIO_NET_HDR_GSO_TCPV4, T6_INNER + 20,
+				     T6_OUTER, T6_INNER, TNL_RX), VNET_RX_OK);
+	/* USO and ECN inside the tunnel. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | VNET_HDR_GSO_UDP_L4, T4_TH, T4_OUTER,
+				     T4_INNER, TNL_RX), VNET_RX_OK);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | VIRTIO_NET_HDR_GSO_ECN |
+				     VIRTIO_NET_HDR_GSO_TCPV4, T4_TH, T4_OUTER, T4_INNER,
+				     TNL_RX), VNET_RX_OK);
+	/* Headers at their minimal distances (e.g. Geneve without options). */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | VIRTIO_NET_HDR_GSO_TCPV4, 62, 34, 42,
+				     TNL_RX), VNET_RX_OK);
+	/* The outer checksum flag, with its feature. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc | VNET_HDR_F_UDP_TUNNEL_CSUM,
+				     t4 | VIRTIO_NET_HDR_GSO_TCPV4, T4_TH, T4_OUTER,
+				     T4_INNER, TNL_RX), VNET_RX_OK);
+	/* A checked tunnel frame that is not GSO: both checksums valid. */
+	KUNIT_EXPECT_EQ(test, tcheck(VIRTIO_NET_HDR_F_DATA_VALID | VNET_HDR_F_UDP_TUNNEL_CSUM,
+				     0, 0, 0, 0, TNL_RX), VNET_RX_OK);
+	/* Offsets are ignored without a tunnel GSO type. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, VIRTIO_NET_HDR_GSO_TCPV4, 34, 0, 0, ALL_RX),
+			VNET_RX_OK);
+}
+
+static void rxhdr_tnl_not_negotiated(struct kunit *test)
+{
+	const u8 nc = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	const u8 t4 = VNET_HDR_GSO_UDP_TUNNEL_IPV4, t6 = VNET_HDR_GSO_UDP_TUNNEL_IPV6;
+
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | VIRTIO_NET_HDR_GSO_TCPV4, T4_TH, T4_OUTER,
+				     T4_INNER, ALL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t6 | VIRTIO_NET_HDR_GSO_TCPV6, T6_TH, T6_OUTER,
+				     T6_INNER, ALL_RX | VNET_RX_ALLOW_TNL_CSUM),
+			VNET_RX_BAD_HDR);
+	/* The outer checksum flag needs GUEST_UDP_TUNNEL_GSO_CSUM. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc | VNET_HDR_F_UDP_TUNNEL_CSUM,
+				     t4 | VIRTIO_NET_HDR_GSO_TCPV4, T4_TH, T4_OUTER,
+				     T4_INNER, ALL_RX | VNET_RX_ALLOW_TNL), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(VIRTIO_NET_HDR_F_DATA_VALID | VNET_HDR_F_UDP_TUNNEL_CSUM,
+				     0, 0, 0, 0, ALL_RX | VNET_RX_ALLOW_TNL), VNET_RX_BAD_HDR);
+	/* The inner GSO type needs its own feature. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | VIRTIO_NET_HDR_GSO_TCPV4, T4_TH, T4_OUTER,
+				     T4_INNER, TNL_RX & ~VNET_RX_ALLOW_TCPV4), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | VNET_HDR_GSO_UDP_L4, T4_TH, T4_OUTER,
+				     T4_INNER, TNL_RX & ~VNET_RX_ALLOW_UDP_L4), VNET_RX_BAD_HDR);
+}
+
+static void rxhdr_tnl_types(struct kunit *test)
+{
+	const u8 nc = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	const u8 t4 = VNET_HDR_GSO_UDP_TUNNEL_IPV4;
+
+	/* Both outer IP versions at once. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, VNET_HDR_GSO_UDP_TUNNEL | VIRTIO_NET_HDR_GSO_TCPV4,
+				     T6_TH, T6_OUTER, T6_INNER, TNL_RX), VNET_RX_BAD_HDR);
+	/* A tunnel around no GSO, around UFO, around an unknown type. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4, T4_TH, T4_OUTER, T4_INNER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | VIRTIO_NET_HDR_GSO_UDP, T4_TH, T4_OUTER,
+				     T4_INNER, TNL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | 2, T4_TH, T4_OUTER, T4_INNER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, t4 | 0x1f, T4_TH, T4_OUTER, T4_INNER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, 0xff, T4_TH, T4_OUTER, T4_INNER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	/* Without a partial checksum, or with DATA_VALID besides. */
+	KUNIT_EXPECT_EQ(test, tcheck(0, t4 | VIRTIO_NET_HDR_GSO_TCPV4, T4_TH, T4_OUTER,
+				     T4_INNER, TNL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(VIRTIO_NET_HDR_F_DATA_VALID,
+				     t4 | VIRTIO_NET_HDR_GSO_TCPV4, 0, T4_OUTER, T4_INNER,
+				     TNL_RX), VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc | VIRTIO_NET_HDR_F_DATA_VALID,
+				     t4 | VIRTIO_NET_HDR_GSO_TCPV4, T4_TH, T4_OUTER,
+				     T4_INNER, TNL_RX), VNET_RX_BAD_HDR);
+	/* Unknown flags next to the tunnel flag. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc | VNET_HDR_F_UDP_TUNNEL_CSUM | 0x10,
+				     t4 | VIRTIO_NET_HDR_GSO_TCPV4, T4_TH, T4_OUTER,
+				     T4_INNER, TNL_RX), VNET_RX_BAD_HDR);
+}
+
+static void rxhdr_tnl_offsets(struct kunit *test)
+{
+	const u8 nc = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	const u8 g4 = VNET_HDR_GSO_UDP_TUNNEL_IPV4 | VIRTIO_NET_HDR_GSO_TCPV4;
+	const u8 g6 = VNET_HDR_GSO_UDP_TUNNEL_IPV6 | VIRTIO_NET_HDR_GSO_TCPV6;
+
+	/* All zero (a device that forgot them). */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g4, T4_TH, 0, 0, TNL_RX), VNET_RX_BAD_HDR);
+	/* Outer UDP inside the outer IP header, by version. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g4, T4_TH, T4_OUTER - 1, T4_INNER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g6, T6_TH, T6_OUTER - 1, T6_INNER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g6, T6_TH, T4_OUTER, T6_INNER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	/* Inner IP inside the outer UDP header, or before it. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g4, T4_TH, T4_OUTER, T4_OUTER + 7, TNL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g4, T4_TH, T4_INNER, T4_OUTER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	/* Inner transport header inside the inner IP header, by version. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g4, T4_INNER + 19, T4_OUTER, T4_INNER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g6, T6_INNER + 39, T6_OUTER, T6_INNER, TNL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g6, T6_INNER + 40, T6_OUTER, T6_INNER, TNL_RX),
+			VNET_RX_OK);
+	/* Largest values: no 16-bit overflow lets them through. */
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g4, T4_TH, U16_MAX, U16_MAX, TNL_RX),
+			VNET_RX_BAD_HDR);
+	KUNIT_EXPECT_EQ(test, tcheck(nc, g4, T4_TH, U16_MAX - 7, U16_MAX, TNL_RX),
+			VNET_RX_BAD_HDR);
+}
+
 static struct kunit_case rx_hdr_cases[] = {
 	KUNIT_CASE(rxhdr_allowed_from_features),
 	KUNIT_CASE(rxhdr_plain_frames),
@@ -356,6 +529,11 @@ static struct kunit_case rx_hdr_cases[] = {
 	KUNIT_CASE(rxhdr_gso_ecn),
 	KUNIT_CASE(rxhdr_gso_size),
 	KUNIT_CASE(rxhdr_frame_length),
+	KUNIT_CASE(rxhdr_tnl_allowed_from_features),
+	KUNIT_CASE(rxhdr_tnl_good),
+	KUNIT_CASE(rxhdr_tnl_not_negotiated),
+	KUNIT_CASE(rxhdr_tnl_types),
+	KUNIT_CASE(rxhdr_tnl_offsets),
 	{}
 };
 

@@ -110,6 +110,16 @@ static int vnet_validate(struct virtio_device *vdev)
 		__virtio_clear_bit(vdev, bit);
 	}
 
+	drop = vnet_tnl_unusable_features(vdev->features,
+					  vnet_features_hi(vdev));
+	for (bit = 0; VNET_CAN_UDP_TUNNEL && bit < 64; bit++) {
+		if (!(drop & VNET_BIT(bit)))
+			continue;
+		dev_warn(&vdev->dev, "ignoring feature %d: it needs one the device did not offer\n",
+			 64 + bit);
+		__virtio_clear_bit(vdev, 64 + bit);
+	}
+
 	/* USO needs the kernel to know the UDP_L4 header type (compat.h). */
 	if (!VNET_CAN_USO) {
 		__virtio_clear_bit(vdev, VNET_F_GUEST_USO4);
@@ -210,11 +220,21 @@ static int vnet_setup_layout(struct vnet *vi)
 	/* A hash report makes the header longer, in both directions. */
 	if (vnet_has(vi, VIRTIO_NET_F_HASH_REPORT))
 		vi->hdr_len = sizeof(struct virtio_net_hdr_v1_hash);
+	/* ... and UDP tunnel GSO, either way, longer still. */
+	vi->rx_tnl = vnet_features_hi(vdev) &
+		     VNET_HI_BIT(VNET_F_GUEST_UDP_TUNNEL_GSO);
+	vi->rx_tnl_csum = vnet_features_hi(vdev) &
+			  VNET_HI_BIT(VNET_F_GUEST_UDP_TUNNEL_GSO_CSUM);
+	vi->tx_tnl = vnet_features_hi(vdev) &
+		     VNET_HI_BIT(VNET_F_HOST_UDP_TUNNEL_GSO);
+	if (vi->rx_tnl || vi->tx_tnl)
+		vi->hdr_len = VNET_HDR_TNL_LEN;
 	vi->any_header_sg = vnet_has(vi, VIRTIO_F_ANY_LAYOUT) ||
 			    vnet_has(vi, VIRTIO_F_VERSION_1);
 	vi->little_endian = virtio_is_little_endian(vdev);
 	vi->guest_gso = vnet_guest_gso(vdev->features);
-	vi->rx_hdr_allowed = vnet_rx_hdr_allowed(vdev->features);
+	vi->rx_hdr_allowed = vnet_rx_hdr_allowed(vdev->features) |
+			     vnet_rx_tnl_allowed(vnet_features_hi(vdev));
 	vi->has_cvq = vnet_has(vi, VIRTIO_NET_F_CTRL_VQ);
 	vi->dev_coal = vnet_has(vi, VNET_F_NOTF_COAL) ||
 		       vnet_has(vi, VNET_F_VQ_NOTF_COAL);
@@ -269,8 +289,10 @@ static void vnet_setup_netdev(struct vnet *vi)
 
 	vnet_pick_netdev_features(vdev->features, vnet_opts.csum,
 				  vnet_opts.gso, &nf);
+	vnet_pick_tnl_features(vnet_features_hi(vdev), vnet_opts.gso, &nf);
 	dev->features = nf.features;
 	dev->hw_features = nf.hw_features;
+	dev->hw_enc_features = nf.hw_enc_features;
 	dev->vlan_features = nf.features;
 
 	if (vnet_has(vi, VIRTIO_NET_F_MAC)) {
@@ -285,7 +307,8 @@ static void vnet_setup_netdev(struct vnet *vi)
 
 	vi->speed = SPEED_UNKNOWN;
 	vi->duplex = DUPLEX_UNKNOWN;
-	vi->offloads_capable = vnet_guest_offloads_capable(vdev->features);
+	vi->offloads_capable = vnet_guest_offloads_capable(vdev->features) |
+			       vnet_tnl_guest_offloads(vnet_features_hi(vdev));
 	vi->offloads = vi->offloads_capable;
 }
 
@@ -496,10 +519,14 @@ static const struct virtio_device_id vnet_id_table[] = {
 MODULE_DEVICE_TABLE(virtio, vnet_id_table);
 
 /*
- * Features we negotiate.  The last two are only for legacy (pre-1.0)
- * devices: the modern table is the same list without them.
+ * Features we negotiate.  The first two are only for legacy (pre-1.0)
+ * devices, the last ones (above bit 63, compat.h) only for modern ones:
+ * each table is a slice of this list.
  */
 static unsigned int vnet_features[] = {
+	/* legacy only */
+	VIRTIO_NET_F_GSO, VIRTIO_F_ANY_LAYOUT,
+	/* both */
 	VIRTIO_NET_F_CSUM, VIRTIO_NET_F_GUEST_CSUM,
 	VIRTIO_NET_F_MAC, VIRTIO_NET_F_MTU,
 	VIRTIO_NET_F_HOST_TSO4, VIRTIO_NET_F_HOST_TSO6,
@@ -515,17 +542,21 @@ static unsigned int vnet_features[] = {
 	VIRTIO_NET_F_RSS, VIRTIO_NET_F_HASH_REPORT,
 	VNET_F_GUEST_USO4, VNET_F_GUEST_USO6, VNET_F_HOST_USO,
 	VIRTIO_NET_F_STANDBY,
-	/* legacy only */
-	VIRTIO_NET_F_GSO, VIRTIO_F_ANY_LAYOUT,
+#if VNET_CAN_UDP_TUNNEL
+	/* modern only */
+	VNET_F_GUEST_UDP_TUNNEL_GSO, VNET_F_GUEST_UDP_TUNNEL_GSO_CSUM,
+	VNET_F_HOST_UDP_TUNNEL_GSO, VNET_F_HOST_UDP_TUNNEL_GSO_CSUM,
+#endif
 };
 
 #define VNET_LEGACY_ONLY	2
+#define VNET_MODERN_ONLY	(VNET_CAN_UDP_TUNNEL ? 4 : 0)
 
 struct virtio_driver vnet_driver = {
-	.feature_table		= vnet_features,
+	.feature_table		= vnet_features + VNET_LEGACY_ONLY,
 	.feature_table_size	= ARRAY_SIZE(vnet_features) - VNET_LEGACY_ONLY,
 	.feature_table_legacy	= vnet_features,
-	.feature_table_size_legacy = ARRAY_SIZE(vnet_features),
+	.feature_table_size_legacy = ARRAY_SIZE(vnet_features) - VNET_MODERN_ONLY,
 	.driver.name		= KBUILD_MODNAME,
 	.driver.owner		= THIS_MODULE,
 	.id_table		= vnet_id_table,

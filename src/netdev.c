@@ -226,6 +226,21 @@ void vnet_replay_filters(struct vnet *vi)
 	vnet_ctrl_dev_coal(vi, 0, vi->max_pairs);
 }
 
+/*
+ * The device fills in the inner checksum of an encapsulated frame only
+ * while it segments it (UDP tunnel GSO): any other such frame, and one
+ * the stack is about to segment itself, is checksummed in software.
+ */
+static netdev_features_t vnet_features_check(struct sk_buff *skb,
+					     struct net_device *dev,
+					     netdev_features_t features)
+{
+	if (skb->encapsulation &&
+	    (!skb_is_gso(skb) || netif_needs_gso(skb, features)))
+		features &= ~NETIF_F_CSUM_MASK;
+	return features;
+}
+
 const struct net_device_ops vnet_netdev_ops = {
 	.ndo_open		= vnet_open,
 	.ndo_stop		= vnet_stop,
@@ -237,7 +252,7 @@ const struct net_device_ops vnet_netdev_ops = {
 	.ndo_get_stats64	= vnet_get_stats64,
 	.ndo_vlan_rx_add_vid	= vnet_vlan_add,
 	.ndo_vlan_rx_kill_vid	= vnet_vlan_kill,
-	.ndo_features_check	= passthru_features_check,
+	.ndo_features_check	= vnet_features_check,
 	.ndo_get_phys_port_name	= vnet_get_phys_port_name,
 	.ndo_set_features	= vnet_set_features,
 	.ndo_tx_timeout		= vnet_tx_timeout,

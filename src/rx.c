@@ -458,8 +458,9 @@ drop:
  * them: a device that is wrong about either gets its frame dropped.
  */
 static bool vnet_rx_hdr_ok(struct vnet_rq *rq, const struct sk_buff *skb,
-			   const struct virtio_net_hdr *hdr)
+			   const union vnet_rx_hdr *rh)
 {
+	const struct virtio_net_hdr *hdr = &rh->mrg.hdr;
 	struct vnet *vi = rq->qp->vi;
 	struct vnet_rx_hdr_fields f = {
 		.flags = hdr->flags,
@@ -472,6 +473,11 @@ static bool vnet_rx_hdr_ok(struct vnet_rq *rq, const struct sk_buff *skb,
 	};
 	const char *why;
 
+	if (vi->hdr_len >= VNET_HDR_TNL_LEN) {
+		f.outer_th_offset = le16_to_cpu(rh->tnl.outer_th_offset);
+		f.inner_nh_offset = le16_to_cpu(rh->tnl.inner_nh_offset);
+	}
+
 	if (vnet_rx_check_frame(skb->len,
 				vnet_max_rx_frame(vi->guest_gso,
 						  vi->dev->max_mtu))) {
@@ -481,10 +487,11 @@ static bool vnet_rx_hdr_ok(struct vnet_rq *rq, const struct sk_buff *skb,
 	}
 	if (vnet_rx_check_hdr(&f, skb->len, vi->rx_hdr_allowed, &why)) {
 		vnet_rq_stat_inc(rq, &rq->stats.drop_bad_hdr);
-		net_warn_ratelimited("%s: %s: dropped a %u-byte frame: %s (flags %#x gso_type %#x gso_size %u csum_start %u csum_offset %u)\n",
+		net_warn_ratelimited("%s: %s: dropped a %u-byte frame: %s (flags %#x gso_type %#x gso_size %u csum_start %u csum_offset %u outer_th %u inner_nh %u)\n",
 				     vi->dev->name, rq->name, skb->len, why,
 				     f.flags, f.gso_type, f.gso_size,
-				     f.csum_start, f.csum_offset);
+				     f.csum_start, f.csum_offset,
+				     f.outer_th_offset, f.inner_nh_offset);
 		return false;
 	}
 	return true;
@@ -515,14 +522,19 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 	}
 	if (unlikely(!skb))
 		return;
-	if (unlikely(!vnet_rx_hdr_ok(rq, skb, &hdr.mrg.hdr))) {
+	if (unlikely(!vnet_rx_hdr_ok(rq, skb, &hdr))) {
 		dev_kfree_skb(skb);
 		return;
 	}
 
-	if (hdr.mrg.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID)
+	if (hdr.mrg.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID) {
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
-	if (virtio_net_hdr_to_skb(skb, &hdr.mrg.hdr, vi->little_endian)) {
+		/* The device checked the outer UDP checksum too. */
+		if (hdr.mrg.hdr.flags & VNET_HDR_F_UDP_TUNNEL_CSUM)
+			skb->csum_level = 1;
+	}
+	if (vnet_hdr_to_skb(skb, &hdr, vi->rx_tnl, vi->rx_tnl_csum,
+			    vi->little_endian)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad gso/csum header",
 			    hdr.mrg.hdr.gso_type);
 		dev_kfree_skb(skb);

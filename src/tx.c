@@ -38,8 +38,7 @@ static struct netdev_queue *vnet_sq_txq(const struct vnet_sq *sq)
 /* Header storage for skbs whose headroom cannot take it. */
 static struct virtio_net_hdr_mrg_rxbuf *vnet_skb_hdr(struct sk_buff *skb)
 {
-	BUILD_BUG_ON(sizeof(struct virtio_net_hdr_v1_hash) >
-		     sizeof(skb->cb));
+	BUILD_BUG_ON(sizeof(skb->cb) < VNET_HDR_TNL_LEN);
 	return (struct virtio_net_hdr_mrg_rxbuf *)skb->cb;
 }
 
@@ -484,12 +483,15 @@ static int vnet_tx_map(struct vnet_sq *sq, struct sk_buff *skb)
 	hdr = push ? (struct virtio_net_hdr_mrg_rxbuf *)(skb->data - hdr_len) :
 		     vnet_skb_hdr(skb);
 
-	if (virtio_net_hdr_from_skb(skb, &hdr->hdr, vi->little_endian, false, 0))
-		return -EPROTO;
-	/* num_buffers, and the hash report fields, are unused on transmit. */
+	/*
+	 * num_buffers and the hash report fields are unused on transmit;
+	 * the UDP tunnel offsets are filled in for tunnel GSO frames only.
+	 */
 	if (hdr_len > sizeof(hdr->hdr))
 		memset((u8 *)hdr + sizeof(hdr->hdr), 0,
 		       hdr_len - sizeof(hdr->hdr));
+	if (vnet_hdr_from_skb(skb, hdr, vi->tx_tnl, vi->little_endian))
+		return -EPROTO;
 
 	sg_init_table(sq->sg, skb_shinfo(skb)->nr_frags + (push ? 1 : 2));
 	if (push) {

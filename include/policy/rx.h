@@ -48,9 +48,23 @@ static inline unsigned int vnet_rx_ctx_headroom(const void *ctx)
 #define VNET_RX_ALLOW_UDP	BIT(3)	/* GUEST_UFO */
 #define VNET_RX_ALLOW_ECN	BIT(4)	/* GUEST_ECN */
 #define VNET_RX_ALLOW_UDP_L4	BIT(5)	/* GUEST_USO4 or GUEST_USO6 */
+#define VNET_RX_ALLOW_TNL	BIT(6)	/* GUEST_UDP_TUNNEL_GSO */
+#define VNET_RX_ALLOW_TNL_CSUM	BIT(7)	/* GUEST_UDP_TUNNEL_GSO_CSUM */
 
 /* GSO type of USO frames, newer than some supported kernels' headers. */
 #define VNET_HDR_GSO_UDP_L4	5
+
+/*
+ * UDP tunnel GSO (also newer than most headers): GSO type bits telling
+ * the outer IP version, added to the inner packet's GSO type, and a flag
+ * saying the outer UDP checksum is to be filled in (or, with DATA_VALID,
+ * was checked too).
+ */
+#define VNET_HDR_GSO_UDP_TUNNEL_IPV4	0x20
+#define VNET_HDR_GSO_UDP_TUNNEL_IPV6	0x40
+#define VNET_HDR_GSO_UDP_TUNNEL		(VNET_HDR_GSO_UDP_TUNNEL_IPV4 | \
+					 VNET_HDR_GSO_UDP_TUNNEL_IPV6)
+#define VNET_HDR_F_UDP_TUNNEL_CSUM	8
 
 /* The fields of a receive header, in CPU byte order. */
 struct vnet_rx_hdr_fields {
@@ -59,6 +73,9 @@ struct vnet_rx_hdr_fields {
 	u16 gso_size;
 	u16 csum_start;
 	u16 csum_offset;
+	/* UDP tunnel GSO only: the outer UDP and the inner IP header. */
+	u16 outer_th_offset;
+	u16 inner_nh_offset;
 };
 
 enum vnet_rx_verdict {
@@ -91,6 +108,7 @@ enum vnet_rx_verdict vnet_rx_check_num_buffers(unsigned int num,
 enum vnet_rx_verdict vnet_rx_check_frame(unsigned int len,
 					 unsigned int max_frame);
 u32 vnet_rx_hdr_allowed(u64 vfeatures);
+u32 vnet_rx_tnl_allowed(u64 vfeatures_hi);
 enum vnet_rx_verdict vnet_rx_check_hdr(const struct vnet_rx_hdr_fields *h,
 				       unsigned int len, u32 allowed,
 				       const char **why);

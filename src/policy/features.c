@@ -37,6 +37,10 @@
 				 VNET_BIT(VIRTIO_NET_F_RSS) | \
 				 VNET_BIT(VIRTIO_NET_F_HASH_REPORT))
 
+/* Guest offload bits that switch the device's UDP tunnel coalescing. */
+#define VNET_GUEST_TNL_OFFLOADS	(VNET_BIT(VNET_O_GUEST_UDP_TUNNEL_GSO) | \
+				 VNET_BIT(VNET_O_GUEST_UDP_TUNNEL_GSO_CSUM))
+
 static bool has(u64 f, unsigned int bit)
 {
 	return f & VNET_BIT(bit);
@@ -119,6 +123,76 @@ void vnet_pick_netdev_features(u64 vf, bool csum, bool gso,
 
 	out->features = f;
 	out->hw_features = hw;
+	out->hw_enc_features = 0;
+}
+
+static bool has_hi(u64 hi, unsigned int bit)
+{
+	return hi & VNET_HI_BIT(bit);
+}
+
+/*
+ * UDP tunnel features (in @offered_hi) that depend on one the device did
+ * not offer, as bits of that word: tunnel GSO needs the plain GSO it
+ * wraps (with its checksum feature), the outer checksum variant needs
+ * tunnel GSO.
+ */
+u64 vnet_tnl_unusable_features(u64 offered, u64 offered_hi)
+{
+	const u64 guest = VNET_HI_BIT(VNET_F_GUEST_UDP_TUNNEL_GSO) |
+			  VNET_HI_BIT(VNET_F_GUEST_UDP_TUNNEL_GSO_CSUM);
+	const u64 host = VNET_HI_BIT(VNET_F_HOST_UDP_TUNNEL_GSO) |
+			 VNET_HI_BIT(VNET_F_HOST_UDP_TUNNEL_GSO_CSUM);
+	u64 drop = 0;
+
+	if (!has(offered, VIRTIO_NET_F_GUEST_CSUM) ||
+	    !(offered & (VNET_BIT(VIRTIO_NET_F_GUEST_TSO4) |
+			 VNET_BIT(VIRTIO_NET_F_GUEST_TSO6) |
+			 VNET_BIT(VNET_F_GUEST_USO4) |
+			 VNET_BIT(VNET_F_GUEST_USO6))) ||
+	    !has_hi(offered_hi, VNET_F_GUEST_UDP_TUNNEL_GSO))
+		drop |= offered_hi & guest;
+	if (!has(offered, VIRTIO_NET_F_CSUM) ||
+	    !(offered & (VNET_BIT(VIRTIO_NET_F_HOST_TSO4) |
+			 VNET_BIT(VIRTIO_NET_F_HOST_TSO6) |
+			 VNET_BIT(VNET_F_HOST_USO))) ||
+	    !has_hi(offered_hi, VNET_F_HOST_UDP_TUNNEL_GSO))
+		drop |= offered_hi & host;
+	return drop;
+}
+
+/*
+ * Transmit side of UDP tunnel GSO, added to what
+ * vnet_pick_netdev_features() chose: the stack may hand over VXLAN or
+ * Geneve GSO frames, whose inner packet gets every offload the device
+ * has for plain frames (hw_enc_features).  Needs checksum offload.
+ */
+void vnet_pick_tnl_features(u64 hi, bool gso, struct vnet_netdev_features *nf)
+{
+	netdev_features_t tnl = 0;
+
+	if (!(nf->hw_features & NETIF_F_HW_CSUM) ||
+	    !has_hi(hi, VNET_F_HOST_UDP_TUNNEL_GSO))
+		return;
+	tnl = NETIF_F_GSO_UDP_TUNNEL;
+	if (has_hi(hi, VNET_F_HOST_UDP_TUNNEL_GSO_CSUM))
+		tnl |= NETIF_F_GSO_UDP_TUNNEL_CSUM;
+	nf->hw_enc_features = nf->hw_features | tnl;
+	nf->hw_features |= tnl;
+	if (gso)
+		nf->features |= tnl;
+}
+
+/* Guest offload bits for the UDP tunnel features negotiated (in @hi). */
+u64 vnet_tnl_guest_offloads(u64 hi)
+{
+	u64 o = 0;
+
+	if (has_hi(hi, VNET_F_GUEST_UDP_TUNNEL_GSO))
+		o |= VNET_BIT(VNET_O_GUEST_UDP_TUNNEL_GSO);
+	if (has_hi(hi, VNET_F_GUEST_UDP_TUNNEL_GSO_CSUM))
+		o |= VNET_BIT(VNET_O_GUEST_UDP_TUNNEL_GSO_CSUM);
+	return o;
 }
 
 /* Guest offloads that the control queue can switch on this device. */
@@ -133,7 +207,7 @@ u64 vnet_guest_offloads_for(netdev_features_t features, u64 capable)
 	u64 offloads = capable;
 
 	if (!(features & NETIF_F_GRO_HW))
-		offloads &= ~VNET_GUEST_GSO_BITS;
+		offloads &= ~(VNET_GUEST_GSO_BITS | VNET_GUEST_TNL_OFFLOADS);
 	return offloads;
 }
 

@@ -6,6 +6,9 @@
 #include <linux/minmax.h>
 #include <linux/if_ether.h>
 #include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
 #include <linux/skbuff.h>
 #include <uapi/linux/virtio_net.h>
 #include "policy/features.h"
@@ -171,24 +174,91 @@ u32 vnet_rx_hdr_allowed(u64 vfeatures)
 	return allowed;
 }
 
+/* What the UDP tunnel GSO features allow (@vfeatures_hi: bits 64 on). */
+u32 vnet_rx_tnl_allowed(u64 vfeatures_hi)
+{
+	u32 allowed = 0;
+
+	if (vfeatures_hi & VNET_HI_BIT(VNET_F_GUEST_UDP_TUNNEL_GSO))
+		allowed |= VNET_RX_ALLOW_TNL;
+	if (vfeatures_hi & VNET_HI_BIT(VNET_F_GUEST_UDP_TUNNEL_GSO_CSUM))
+		allowed |= VNET_RX_ALLOW_TNL_CSUM;
+	return allowed;
+}
+
+static unsigned int vnet_ip_min(bool v6)
+{
+	return v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+}
+
+/*
+ * A UDP tunnel GSO header (@type: the inner GSO type): one outer IP
+ * version, an inner TCP or USO packet whose partial checksum
+ * (csum_start) locates the inner transport header, and headers that
+ * follow each other at least their minimal sizes apart: Ethernet, outer
+ * IP, outer UDP at outer_th_offset, inner IP at inner_nh_offset, inner
+ * transport at csum_start.  The tunnel (e.g. VXLAN) header and the
+ * inner Ethernet header lie between the outer UDP and the inner IP one.
+ */
+static enum vnet_rx_verdict vnet_rx_check_tnl(const struct vnet_rx_hdr_fields *h,
+					      u8 type, u32 allowed,
+					      const char **why)
+{
+	u8 tnl = h->gso_type & VNET_HDR_GSO_UDP_TUNNEL;
+
+	if (!(allowed & VNET_RX_ALLOW_TNL)) {
+		*why = "UDP tunnel GSO not negotiated";
+		return VNET_RX_BAD_HDR;
+	}
+	if (tnl == VNET_HDR_GSO_UDP_TUNNEL) {
+		*why = "UDP tunnel over both IPv4 and IPv6";
+		return VNET_RX_BAD_HDR;
+	}
+	if (type != VIRTIO_NET_HDR_GSO_TCPV4 &&
+	    type != VIRTIO_NET_HDR_GSO_TCPV6 && type != VNET_HDR_GSO_UDP_L4) {
+		*why = "UDP tunnel GSO of neither TCP nor USO";
+		return VNET_RX_BAD_HDR;
+	}
+	if (!(h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) ||
+	    h->flags & VIRTIO_NET_HDR_F_DATA_VALID) {
+		*why = "UDP tunnel GSO without a partial checksum";
+		return VNET_RX_BAD_HDR;
+	}
+	if (h->outer_th_offset < ETH_HLEN +
+	    vnet_ip_min(tnl == VNET_HDR_GSO_UDP_TUNNEL_IPV6) ||
+	    h->inner_nh_offset < h->outer_th_offset + sizeof(struct udphdr) ||
+	    h->csum_start < h->inner_nh_offset +
+	    vnet_ip_min(type == VIRTIO_NET_HDR_GSO_TCPV6)) {
+		*why = "UDP tunnel header offsets out of order";
+		return VNET_RX_BAD_HDR;
+	}
+	return VNET_RX_OK;
+}
+
 /*
  * The header of a @len-byte frame (virtio-net header excluded).  Checked
  * here rather than left to the kernel's header conversion, whose checks
  * differ between the supported kernels: flags and GSO types the features
- * do not allow, a GSO frame without a segment size, and a checksum whose
- * position lies outside the frame or inside the Ethernet header.
+ * do not allow, a GSO frame without a segment size, a checksum whose
+ * position lies outside the frame or inside the Ethernet header, and UDP
+ * tunnel fields that do not describe a tunnel (vnet_rx_check_tnl()).
  */
 enum vnet_rx_verdict vnet_rx_check_hdr(const struct vnet_rx_hdr_fields *h,
 				       unsigned int len, u32 allowed,
 				       const char **why)
 {
-	const u8 known = VIRTIO_NET_HDR_F_NEEDS_CSUM |
-			 VIRTIO_NET_HDR_F_DATA_VALID;
-	u8 type = h->gso_type & ~VIRTIO_NET_HDR_GSO_ECN;
+	u8 known = VIRTIO_NET_HDR_F_NEEDS_CSUM | VIRTIO_NET_HDR_F_DATA_VALID;
+	u8 type = h->gso_type & ~(VIRTIO_NET_HDR_GSO_ECN |
+				  VNET_HDR_GSO_UDP_TUNNEL);
+	enum vnet_rx_verdict v;
 	u32 need;
 
+	if (allowed & VNET_RX_ALLOW_TNL_CSUM)
+		known |= VNET_HDR_F_UDP_TUNNEL_CSUM;
 	if (h->flags & ~known) {
-		*why = "unknown flags";
+		*why = h->flags & ~known & VNET_HDR_F_UDP_TUNNEL_CSUM ?
+		       "UDP tunnel checksum flag not negotiated" :
+		       "unknown flags";
 		return VNET_RX_BAD_HDR;
 	}
 	if (h->flags && !(allowed & VNET_RX_ALLOW_CSUM)) {
@@ -233,6 +303,11 @@ enum vnet_rx_verdict vnet_rx_check_hdr(const struct vnet_rx_hdr_fields *h,
 	if ((allowed & need) != need) {
 		*why = "GSO type not negotiated";
 		return VNET_RX_BAD_HDR;
+	}
+	if (h->gso_type & VNET_HDR_GSO_UDP_TUNNEL) {
+		v = vnet_rx_check_tnl(h, type, allowed, why);
+		if (v)
+			return v;
 	}
 	if (type != VIRTIO_NET_HDR_GSO_NONE &&
 	    (!h->gso_size || h->gso_size == GSO_BY_FRAGS)) {
