@@ -39,24 +39,30 @@ from .qmp import QMP
 from .util import SETUP_DIR, CheckFailed, VmTestError, cache_dir, log, tail, timeout_scale
 
 QEMU = os.environ.get("VNET_QEMU", "qemu-system-x86_64")
-_BACKPORTS_QEMU: list[str] = []
+# Newer QEMUs, fetched on first use: name -> (setup script, what it is)
+_NEWER_QEMU = {
+    "backports": ("qemu-backports.sh", "QEMU from bookworm-backports"),
+    "sid": ("qemu-sid.sh", "QEMU from Debian sid"),
+}
+_NEWER_QEMU_PATH: dict[str, str] = {}
 
 
 def qemu_binary(which: str) -> str:
     """QEMU for a boot: "" the default (VNET_QEMU or the system's 7.2),
-    "backports" the newer one from bookworm-backports (tests/setup/qemu-backports.sh
-    fetches it into the cache once)."""
+    "backports" the newer one from bookworm-backports (10.0,
+    tests/setup/qemu-backports.sh), "sid" Debian sid's (11.1, run with sid's
+    libraries, tests/setup/qemu-sid.sh); each is fetched into the cache once."""
     if not which:
         return QEMU
-    if which != "backports":
+    if which not in _NEWER_QEMU:
         raise VmTestError(f"unknown QEMU {which!r}")
-    if not _BACKPORTS_QEMU:
-        script = SETUP_DIR / "qemu-backports.sh"
-        r = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+    if which not in _NEWER_QEMU_PATH:
+        script, what = _NEWER_QEMU[which]
+        r = subprocess.run(["bash", str(SETUP_DIR / script)], capture_output=True, text=True)
         if r.returncode != 0:
-            raise VmTestError(f"no QEMU from bookworm-backports:\n{tail(r.stderr, 15)}")
-        _BACKPORTS_QEMU.append(r.stdout.strip().splitlines()[-1])
-    return _BACKPORTS_QEMU[0]
+            raise VmTestError(f"no {what}:\n{tail(r.stderr, 15)}")
+        _NEWER_QEMU_PATH[which] = r.stdout.strip().splitlines()[-1]
+    return _NEWER_QEMU_PATH[which]
 # sysrq_always_enabled: Guest.sysrq() (QMP sendkey through the PS/2
 # keyboard) must work on a guest that no longer answers its agent.
 DEFAULT_CMDLINE = ("console=ttyS0,115200 nokaslr panic=-1 no_console_suspend "
@@ -129,7 +135,7 @@ class VMConfig:
     # traffic matrix's servers ("/usr/sbin/nginx"); a separate cached base
     extra_binaries: tuple = ()
     boot_timeout: float = 120.0
-    # "" the default QEMU, "backports" the newer one (see qemu_binary)
+    # "" the default QEMU, "backports" or "sid" a newer one (see qemu_binary)
     qemu: str = ""
 
     def with_(self, **kw) -> "VMConfig":
