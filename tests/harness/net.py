@@ -223,16 +223,13 @@ def _wait_listen(g: Guest, port: int, proc, timeout: float = 10) -> None:
 QUEUE_STAT = re.compile(r"^\s*(rx|tx)(?:_queue_|)(\d+)_packets:\s*(\d+)", re.M)
 
 
-QSTAT_LINE = re.compile(r"^\d+ (rx|tx) (\d+) (.*)$", re.M)
-
-
 def queue_packets(g: Guest, nic: int = 0) -> dict[str, dict[int, int]]:
     """Per-queue packet counters: {"rx": {N: packets}, "tx": {N: packets}, "source": ...}.
 
     From ethtool -S, accepting rx_queue_N_packets/tx_queue_N_packets (older
     kernels) and rxN_packets/txN_packets; kernels whose virtio_net reports
     them only through netlink queue stats (7.x: ethtool -S has no per-queue
-    packets any more) are read with /vnet/vnet-qstats (NETDEV_CMD_QSTATS_GET)."""
+    packets any more) are read with /vnet/vnet-nl qstats (NETDEV_CMD_QSTATS_GET)."""
     dev = ifname(g, nic)
     out = g.run_ok(f"ethtool -S {dev}")
     res: dict[str, dict[int, int]] = {"rx": {}, "tx": {}}
@@ -241,15 +238,13 @@ def queue_packets(g: Guest, nic: int = 0) -> dict[str, dict[int, int]]:
     if res["rx"] and res["tx"]:
         res["source"] = "ethtool -S"
         return res
-    q = g.run(f"vnet-qstats {dev}")
-    for m in QSTAT_LINE.finditer(q.out):
-        fields = dict(kv.split("=", 1) for kv in m.group(3).split())
-        key = f"{m.group(1)}_packets"
-        if key in fields:
-            res[m.group(1)][int(m.group(2))] = int(fields[key])
+    qs = nl_qstats(g, nic) or {}
+    for key, fields in qs.items():
+        if isinstance(key, tuple) and f"{key[0]}-packets" in fields:
+            res[key[0]][key[1]] = fields[f"{key[0]}-packets"]
     if not res["rx"] or not res["tx"]:
         raise CheckFailed(f"no per-queue packet counters in ethtool -S nor netlink qstats "
-                          f"(vnet-qstats rc={q.rc} {q.err.strip()}):\n{out[:1500]}")
+                          f"({qs}):\n{out[:1500]}")
     res["source"] = "netlink qstats"
     return res
 
@@ -540,21 +535,30 @@ def nl_napis(g: Guest, nic: int = 0) -> dict[int, dict] | None:
     return res
 
 
-def nl_qstats_names(g: Guest, nic: int = 0) -> dict[str, list[str]] | None:
-    """qstats-get, attribute names only: {"device": [...], "rx 0": [...], ...}."""
+def nl_qstats(g: Guest, nic: int = 0) -> dict | None:
+    """qstats-get: {"device": {name: value}, (rx|tx, queue): {name: value}};
+    None where the kernel has none."""
     out = _nl(g, f"qstats {ifname(g, nic)}")
     if out is None:
         return None
-    res = {}
+    res: dict = {}
     for line in out.splitlines():
         w = line.split()
         if not w:
             continue
         if w[0] == "device":
-            res["device"] = sorted(w[1:])
+            res["device"] = _nl_fields(w[1:])
         elif len(w) >= 2:
-            res[f"{w[0]} {w[1]}"] = sorted(w[2:])
+            res[(w[0], int(w[1]))] = _nl_fields(w[2:])
     return res
+
+
+def nl_qstats_names(g: Guest, nic: int = 0) -> dict[str, list[str]] | None:
+    """qstats-get, attribute names only: {"device": [...], "rx 0": [...], ...}."""
+    qs = nl_qstats(g, nic)
+    if qs is None:
+        return None
+    return {k if k == "device" else f"{k[0]} {k[1]}": sorted(v) for k, v in qs.items()}
 
 
 def nl_napi_set(g: Guest, napi_id: int, **settings: int) -> bool:

@@ -9,8 +9,9 @@
  *                             [gro-flush-timeout=N] [irq-suspend-timeout=N] [threaded=N]"
  *   vnet-nl napi-set ID NAME VALUE...   napi-set (NAME: defer-hard-irqs,
  *                             gro-flush-timeout, irq-suspend-timeout, threaded)
- *   vnet-nl qstats IFNAME     qstats-get, the attribute names only:
- *                             "device NAME..." and "rx|tx ID NAME..."
+ *   vnet-nl qstats IFNAME     qstats-get, device scope then per queue:
+ *                             "device NAME=N..." and "rx|tx ID NAME=N..."
+ *                             (an attribute this tool has no name for: attrT=N)
  *
  * Only attributes the kernel sent are printed.  Exit status 2 when the
  * kernel has no netdev family or not this operation, 1 on other errors.
@@ -260,11 +261,12 @@ static void qstats_cb(struct nlmsghdr *nh)
 		       (unsigned long long)find_attr(nh, 3, 0));
 	for_each_attr(na, nh, len) {
 		int t = na->nla_type & NLA_TYPE_MASK;
+		unsigned long long v = attr_uint(na);
 
 		if (t < N(qstat_names) && qstat_names[t])
-			printf(" %s", qstat_names[t]);
+			printf(" %s=%llu", qstat_names[t], v);
 		else if (t > 4)
-			printf(" attr%d", t);
+			printf(" attr%d=%llu", t, v);
 	}
 	printf("\n");
 }
