@@ -34,6 +34,7 @@ from harness.guest import Nic, VMConfig
 from harness.runner import Ctx
 
 from .functional import IP, check, suite
+from .uso import negotiated
 
 TUNNEL = VMConfig(smp=2, memory=1024, nics=(Nic(queues=1),), qemu="sid",
                   extra_modules=("vxlan",))
@@ -44,24 +45,6 @@ SIZE = 8 << 20
 # An untagged Ethernet frame at MTU 1500: a packet larger than this was segmented
 # by the device, not by the stack.
 FULL_FRAME = 1514
-
-
-def _features(g, ifn: str) -> dict[str, bool]:
-    bits = g.run_ok(f"cat /sys/class/net/{ifn}/device/features").strip()
-    return {name: len(bits) > b and bits[b] == "1" for name, b in BITS.items()}
-
-
-def _offered(ctx: Ctx, ifn: str) -> bool:
-    """Whether tunnel GSO was negotiated, checked against what the kernel can take."""
-    g = ctx.g
-    f = _features(g, ifn)
-    rel = g.run_ok("uname -r").strip()
-    major, minor = (int(x) for x in rel.split(".")[:2])
-    can = (major, minor) >= (6, 17)
-    if ctx.driver == "ours":
-        want = {k: can for k in BITS}
-        check(f == want, f"UDP tunnel features negotiated {f} on {rel}, expected {want}")
-    return all(f.values())
 
 
 def _vxlan_up(g, ifn: str) -> None:
@@ -137,7 +120,7 @@ def t_vxlan_tx(ctx: Ctx):
     """TCP over VXLAN, guest -> host: the device segments tunnel GSO frames; data intact."""
     g = ctx.g
     ifn = net.ifname(g)
-    offered = _offered(ctx, ifn)
+    offered = negotiated(ctx, ifn, BITS, (6, 17), "UDP tunnel features")
     _vxlan_up(g, ifn)
     notes = _rounds(ctx, ifn, "tx-udp_tnl-segmentation tx-udp_tnl-csum-segmentation",
                     offered, _tx_round, "sent")

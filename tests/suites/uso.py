@@ -81,9 +81,10 @@ print(n)
 """
 
 
-def _features(g, ifn: str) -> dict[str, bool]:
-    bits = g.run_ok(f"cat /sys/class/net/{ifn}/device/features").strip()
-    return {name: len(bits) > b and bits[b] == "1" for name, b in BITS.items()}
+def features(g, ifn: str, bits: dict[str, int]) -> dict[str, bool]:
+    """Which of the feature bits {name: bit} the device and driver negotiated."""
+    got = g.run_ok(f"cat /sys/class/net/{ifn}/device/features").strip()
+    return {name: len(got) > b and got[b] == "1" for name, b in bits.items()}
 
 
 def _feature(g, ifn: str, name: str) -> str:
@@ -100,17 +101,23 @@ def _parse(out: str) -> dict[str, int]:
     return {"good": int(words[i + 1]), "bad": int(words[i + 3]), "bytes": int(words[i + 5])}
 
 
-def _offered(ctx: Ctx, ifn: str) -> bool:
-    """Whether USO was negotiated, checked against what the kernel can take."""
+def negotiated(ctx: Ctx, ifn: str, bits: dict[str, int], since: tuple[int, int],
+               what: str) -> bool:
+    """Whether all of `bits` were negotiated; ours must negotiate them
+    exactly on kernels `since` and later (what: their name in messages)."""
     g = ctx.g
-    f = _features(g, ifn)
+    f = features(g, ifn, bits)
     rel = g.run_ok("uname -r").strip()
     major, minor = (int(x) for x in rel.split(".")[:2])
-    can = (major, minor) >= (6, 2)
+    can = (major, minor) >= since
     if ctx.driver == "ours":
-        want = {k: can for k in BITS}
-        check(f == want, f"USO features negotiated {f} on {rel}, expected {want}")
+        want = {k: can for k in bits}
+        check(f == want, f"{what} negotiated {f} on {rel}, expected {want}")
     return all(f.values())
+
+
+def _offered(ctx: Ctx, ifn: str) -> bool:
+    return negotiated(ctx, ifn, BITS, (6, 2), "USO features")
 
 
 def _tx_round(g, ifn: str) -> tuple[dict[str, int], int]:
