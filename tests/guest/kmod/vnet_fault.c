@@ -4,7 +4,9 @@
  *
  * A kprobe on the entry of the kernel function @func acts on its next
  * @times calls (those from a function in the list @caller, when set, and
- * not from one in the list @caller_not), after letting @skip of them pass:
+ * not from one in the list @caller_not, and when @arg is set, those whose
+ * argument number @arg, counted from 0, equals @arg_value), after letting
+ * @skip of them pass:
  *  - by default the call fails with @error without running: the handler
  *    sets the return value and resumes at a function that only returns,
  *    so @func's caller sees the error.  Meant for functions whose failure
@@ -20,6 +22,7 @@
  *
  *   insmod vnet_fault.ko func=vnet_vqs_init times=1 error=-12
  *   insmod vnet_fault.ko func=vnet_rx_fill caller=vnet_refill_work delay_ms=500
+ *   insmod vnet_fault.ko func=vnet_qp_timer_request arg=1 arg_value=1 error=0
  *   cat /sys/module/vnet_fault/parameters/injected
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -45,6 +48,14 @@ MODULE_PARM_DESC(caller, "Only calls from these functions, comma-separated (defa
 static char *caller_not = "";
 module_param(caller_not, charp, 0444);
 MODULE_PARM_DESC(caller_not, "Never calls from these functions, comma-separated (default: none)");
+
+static int arg = -1;
+module_param(arg, int, 0444);
+MODULE_PARM_DESC(arg, "Only calls whose argument number arg (0-5) is arg_value (default -1: any)");
+
+static int arg_value;
+module_param(arg_value, int, 0444);
+MODULE_PARM_DESC(arg_value, "Value of that argument (an int or enum)");
 
 static int skip;
 module_param(skip, int, 0444);
@@ -137,9 +148,20 @@ static noinline long vnet_fault_detour(long a0, long a1, long a2, long a3,
 	return ret;
 }
 
+/*
+ * At the entry of @func its arguments are still in their registers; an
+ * int argument is the low half of its register (the rest is undefined).
+ */
+static bool vnet_fault_arg_matches(struct pt_regs *regs)
+{
+	return arg < 0 ||
+	       (int)regs_get_kernel_argument(regs, arg) == arg_value;
+}
+
 static int vnet_fault_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	if (READ_ONCE(vnet_fault_detour_task) == current ||
+	    !vnet_fault_arg_matches(regs) ||
 	    !vnet_fault_caller_matches(regs) ||
 	    atomic_dec_if_positive(&vnet_fault_skip) >= 0 ||
 	    atomic_dec_if_positive(&vnet_fault_left) < 0)
@@ -169,6 +191,10 @@ static int __init vnet_fault_init(void)
 {
 	int err;
 
+	if (arg > 5) {
+		pr_err("arg=%d: only the six register arguments (0-5)\n", arg);
+		return -EINVAL;
+	}
 	atomic_set(&vnet_fault_skip, skip);
 	atomic_set(&vnet_fault_left, times);
 	vnet_fault_kp.symbol_name = func;
