@@ -30,21 +30,23 @@ def ifname(g: Guest, nic: int = 0) -> str:
 
 
 def ping(g: Guest, nic: int = 0, count: int = 3, size: int | None = None,
-         timeout: float = 30) -> None:
-    """Guest pings the host side of NIC nic; every reply must arrive."""
+         timeout: float = 30, wait: int = 3) -> None:
+    """Guest pings the host side of NIC nic; every reply must arrive (within
+    `wait` seconds)."""
     n = g.nics[nic]
     opt = f" -s {size}" if size else ""
-    r = g.run(f"ping -c {count} -i 0.2 -W 3{opt} {n.host_ip}", timeout=timeout)
+    r = g.run(f"ping -c {count} -i 0.2 -W {wait}{opt} {n.host_ip}", timeout=timeout)
     m = re.search(r"(\d+) packets transmitted, (\d+) packets received", r.out)
     if r.rc != 0 or not m or m.group(1) != m.group(2):
         raise CheckFailed(f"ping {n.host_ip} from the guest failed (rc={r.rc}):\n{r.out}{r.err}")
 
 
-def host_ping(g: Guest, nic: int = 0, count: int = 3, size: int | None = None) -> None:
-    """The namespace pings the guest."""
+def host_ping(g: Guest, nic: int = 0, count: int = 3, size: int | None = None,
+              wait: int = 3) -> None:
+    """The namespace pings the guest (every reply within `wait` seconds)."""
     n = g.nics[nic]
     # busybox ping: iputils is not needed on the host
-    argv = ["busybox", "ping", "-c", str(count), "-W", "3", "-i", "0.2"]
+    argv = ["busybox", "ping", "-c", str(count), "-W", str(wait), "-i", "0.2"]
     if size:
         argv += ["-s", str(size)]
     r = g.host(argv + [n.guest_ip], check=False, timeout=60)

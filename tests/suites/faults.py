@@ -128,17 +128,19 @@ def bad_drops(g: Guest) -> int:
     return sum(int(v) for v in re.findall(r"drops_bad_\w+:\s*(\d+)", out))
 
 
-def recovered(ctx: Ctx, tcp: bool = True) -> None:
-    """Traffic flows again after a fault (pings; and a TCP flow each way
-    unless `tcp` is false), and nothing was misread."""
+def recovered(ctx: Ctx, slow: bool = False) -> None:
+    """Traffic flows again after a fault (pings and a TCP flow each way;
+    on a `slow` device, one that completes seconds after a kick: pings
+    with time for an ARP exchange first), and nothing was misread."""
     g = ctx.g
     g.refresh_nics()
     ifn = net.ifname(g)
     check(poll(lambda: g.run(f"cat /sys/class/net/{ifn}/carrier").out.strip() == "1", 10),
           f"{ifn} has no carrier after the fault")
-    net.ping(g, count=3)
-    net.host_ping(g, count=2)
-    if tcp:
+    wait = 15 if slow else 3
+    net.ping(g, count=3, wait=wait, timeout=30 + wait)
+    net.host_ping(g, count=2, wait=wait)
+    if not slow:
         net.tcp_both(g, seconds=2)
     n = bad_drops(g)
     check(n == 0, f"{n} frames dropped as malformed (drops_bad_*) after the fault")
@@ -992,7 +994,7 @@ def t_tx_watchdog(ctx: Ctx):
                            f"{log[-3000:]}")
     # a device that completes 1.5 s after a kick carries a TCP flow at a
     # few KB/s: pings only
-    recovered(ctx, tcp=False)
+    recovered(ctx, slow=True)
     ctx.note(f"queue {cpu}: {lost} wake-ups swallowed, moved by the watchdog alone, "
              f"then by itself; {n} timeout(s) counted, tx_errors +{errors}")
 
