@@ -888,3 +888,4 @@ for _name, _props in FEATURES.items():
 
 # --- coalescing (its own boot; registers into this suite) -------------------------------
 from . import coalescing  # noqa: E402,F401
+from . import core_napi  # noqa: E402,F401
