@@ -78,7 +78,7 @@ print(count)
 
 HOST_CAPTURE = FRAMES + r"""
 import socket, sys, time
-tap, secs = sys.argv[1], float(sys.argv[2])
+tap, secs, count = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88b5))
 s.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE: a burst of 300
 s.bind((tap, 0))
@@ -86,7 +86,7 @@ s.settimeout(0.2)
 print("ready", flush=True)
 seen, bad = set(), 0
 end = time.time() + secs
-while time.time() < end:
+while time.time() < end and len(seen) < count:
     try:
         f = s.recv(65536)
     except socket.timeout:
@@ -202,7 +202,8 @@ def t_tx(ctx: Ctx):
         check(r.rc == 3, f"zero-copy bind on a driver without it: {r.out}{r.err}")
     tap_mac = g.host(["cat", f"/sys/class/net/{g.nics[0].tap}/address"]).stdout.strip()
     before = xsk_stats(g)
-    cap = g.host_bg(["python3", "-u", "-c", HOST_CAPTURE, g.nics[0].tap, "25"],
+    cap = g.host_bg(["python3", "-u", "-c", HOST_CAPTURE, g.nics[0].tap, "25",
+                     str(COUNT)],
                     name="xsk-capture")
     time.sleep(1.0)
     r = g.run(f"vnet-xsk tx {ifn} 0 {mode} {COUNT} {tap_mac}", timeout=60)
@@ -260,8 +261,15 @@ def t_lifecycle(ctx: Ctx):
         step(bg, cmd)
     time.sleep(2)
     net.ping(g, count=3)
-    net.tcp_both(g, seconds=2)
-    net.integrity(g, size_mb=8)
+    tcp = ctx.driver == "ours" or mode != "zc"
+    if tcp:
+        net.tcp_both(g, seconds=2)
+        net.integrity(g, size_mb=8)
+    else:
+        # The in-tree 7.2 driver drops frames that need their checksum
+        # completed (guest offloads on, no program) from a zero-copy
+        # queue ("bad gso: ... flags 1"): no TCP over queue 0 then.
+        done.append("TCP skipped (in-tree: partially checksummed frames dropped)")
     stop_tool(g)
     check(bg.wait(30) is not None, "vnet-xsk did not stop")
 
@@ -287,4 +295,6 @@ def t_lifecycle(ctx: Ctx):
     check(rc == 0 and "rx 100 0" in out, f"a new socket after unbind: rc={rc}: {out}")
     g.run_ok(f"ethtool -L {ifn} combined 2")
     net.tcp_both(g, seconds=2)
-    ctx.note(f"{mode}: " + "; ".join(done) + "; TCP and 8 MiB integrity with the socket bound")
+    if tcp:
+        done.append("TCP and 8 MiB integrity with the socket bound")
+    ctx.note(f"{mode}: " + "; ".join(done))
