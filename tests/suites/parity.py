@@ -95,7 +95,7 @@ def stock_no_queue_napi(stock: dict, ours: dict) -> bool:
 
 
 def ours_lacks_zc(stock: dict, ours: dict) -> bool:
-    """Ours offers no AF_XDP zero-copy on this kernel (before 6.13)."""
+    """Ours offers no AF_XDP zero-copy on this kernel (no premapped virtqueue API)."""
     return ours["nl"].get("dev.xdp-features.xsk-zerocopy") != "yes"
 
 
@@ -131,9 +131,9 @@ DIFFERENCES = [
      "of its own; the in-tree driver only while one is attached, and reports it only then",
      None),
     (r"nl\.dev\.(xdp-features\.xsk-zerocopy|xdp-zc-max-segs)",
-     "AF_XDP zero-copy: the in-tree driver has it from 6.11 (receive; transmit from 6.13) "
-     "and reports it with xdp-zc-max-segs; ours from 6.13 (both ways), so on 6.11 and 6.12 "
-     "ours binds AF_XDP sockets in copy mode only", ours_lacks_zc),
+     "AF_XDP zero-copy: both drivers have it from 6.13 (ours through compat probes: on "
+     "a kernel without the premapped virtqueue API ours binds in copy mode only)",
+     ours_lacks_zc),
     (r"nl\.dev\.xdp-rx-metadata-features\.hash",
      "XDP RX metadata: with the hash report negotiated the in-tree driver gives XDP "
      "programs the device's hash (bpf_xdp_metadata_rx_hash); ours not yet", None),
