@@ -25,9 +25,11 @@ zero-copy bind fails cleanly and copy mode works.
                  captured and checked on the host side; tx0_xsk_packets
 * xsk.refuse     nic1 (no ACCESS_PLATFORM): a zero-copy bind fails with an
                  error, a copy-mode bind works
-* xsk.lifecycle  with a socket bound and receiving: ethtool -L 2 and back,
-                 ifdown/up, ethtool -G, the socket closed (pool unbound);
-                 then traffic works and a new socket receives again
+* xsk.lifecycle  with a socket bound: ethtool -L 2 and back, ifdown/up,
+                 ethtool -G, TCP over the queue without a program; with a
+                 receiving socket: ifdown/up, -G, suspend/resume, 50
+                 frames; the socket closed (pool unbound): traffic works
+                 and a new socket receives again
 """
 
 from __future__ import annotations
@@ -273,12 +275,18 @@ def t_lifecycle(ctx: Ctx):
     stop_tool(g)
     check(bg.wait(30) is not None, "vnet-xsk did not stop")
 
-    # A receiving socket through down/up and -G.
+    # A receiving socket through down/up, -G and suspend/resume.
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} 1000000 300")
     wait_ready(bg)
     for cmd in (f"ip link set {ifn} down", f"ip link set {ifn} up",
                 f"ethtool -G {ifn} rx 128", f"ethtool -G {ifn} rx 256"):
         step(bg, cmd)
+    state = "mem" if "mem" in g.run_ok("cat /sys/power/state").split() else "freeze"
+    r = g.run(f"echo devices >/sys/power/pm_test && echo {state} >/sys/power/state; "
+              f"rc=$?; echo none >/sys/power/pm_test; exit $rc", timeout=120)
+    check(r.rc == 0, f"suspend/resume with a socket bound: rc={r.rc} {r.out}{r.err}")
+    check(bg.poll() is None, f"vnet-xsk ended at suspend/resume: {bg.output()}{bg.stderr()}")
+    done.append("suspend/resume")
     time.sleep(2)
     g.host(["python3", "-c", HOST_SEND, g.nics[0].tap, g.nics[0].mac, "50"], timeout=60)
     time.sleep(2)
@@ -287,7 +295,7 @@ def t_lifecycle(ctx: Ctx):
     m = re.search(r"rx (\d+) (\d+)", bg.output())
     check(m is not None, f"vnet-xsk printed nothing after being stopped: {bg.output()}{bg.stderr()}")
     check(int(m.group(2)) == 0 and int(m.group(1)) == 50,
-          f"after down/up and -G the socket got {m.group(0)} of 50 frames")
+          f"after down/up, -G and suspend the socket got {m.group(0)} of 50 frames")
     # the pool is unbound: traffic and a new socket work
     net.ping(g, count=3)
     net.host_ping(g, count=3)
