@@ -220,6 +220,9 @@ def t_tx(ctx: Ctx):
     if mode == "zc" and ctx.driver == "ours":
         n = after.get("tx0_xsk_packets", 0) - before.get("tx0_xsk_packets", 0)
         check(n >= COUNT, f"tx0_xsk_packets grew by {n}, expected >= {COUNT}")
+        # the tool kicks transmission with sendto(): ndo_xsk_wakeup
+        w = after.get("rx0_xsk_wakeups", 0) - before.get("rx0_xsk_wakeups", 0)
+        check(w > 0, "rx0_xsk_wakeups did not grow while the socket sent")
     net.ping(g, count=2)
     ctx.note(f"{COUNT} frames sent in {mode} mode")
 
