@@ -481,6 +481,14 @@ static inline void vnet_xdp_features(struct net_device *dev, bool rx_sg)
 #endif
 }
 
+/* AF_XDP sockets may bind this device in zero-copy mode (see xsk.c). */
+static inline void vnet_xdp_features_zc(struct net_device *dev)
+{
+#ifdef VNET_HAVE_XDP_FEATURES
+	dev->xdp_features |= NETDEV_XDP_ACT_XSK_ZEROCOPY;
+#endif
+}
+
 /*
  * Multi-buffer XDP (5.18): a program loaded for fragments (section
  * "xdp.frags") takes a frame spread over several buffers, the first one
@@ -597,6 +605,48 @@ static inline void vnet_xdp_skb_frags(struct sk_buff *skb,
 				      unsigned int size, unsigned int truesize)
 {
 }
+#endif
+
+/*
+ * AF_XDP zero-copy (6.13 on): receive buffers from a socket's pool are
+ * posted DMA-mapped by the pool (virtqueue_add_inbuf_premapped()), next
+ * to ordinary buffers of the same ring; binding a pool swaps a queue's
+ * buffers with a queue reset.  Transmit adds the socket's frames the
+ * same way (virtqueue_add_outbuf_premapped()) behind one shared header
+ * that the driver maps itself.  Earlier kernels (6.12 sets a whole ring
+ * premapped, before 6.11 nothing) get copy mode only.
+ */
+#if defined(VNET_HAVE_VQ_ADD_INBUF_PREMAPPED) && \
+	defined(VNET_HAVE_VIRTQUEUE_RESET_DONE) && defined(CONFIG_XDP_SOCKETS)
+#define VNET_CAN_XSK	1
+#else
+#define VNET_CAN_XSK	0
+#endif
+
+#if VNET_CAN_XSK
+#ifdef VNET_HAVE_VQ_MAP_SINGLE
+#define vnet_vq_map_single	virtqueue_map_single_attrs
+#define vnet_vq_unmap_single	virtqueue_unmap_single_attrs
+#define vnet_vq_mapping_error	virtqueue_map_mapping_error
+#define vnet_vq_sync_range_for_cpu virtqueue_map_sync_single_range_for_cpu
+#else
+#define vnet_vq_map_single	virtqueue_dma_map_single_attrs
+#define vnet_vq_unmap_single	virtqueue_dma_unmap_single_attrs
+#define vnet_vq_mapping_error	virtqueue_dma_mapping_error
+#define vnet_vq_sync_range_for_cpu virtqueue_dma_sync_single_range_for_cpu
+#endif
+/* The device wrote @len bytes at @addr of a buffer mapped by a pool. */
+static inline void vnet_vq_sync_for_cpu(struct virtqueue *vq, dma_addr_t addr,
+					unsigned int len)
+{
+	vnet_vq_sync_range_for_cpu(vq, addr, 0, len, DMA_BIDIRECTIONAL);
+}
+#endif
+
+#if VNET_CAN_XSK && defined(VNET_HAVE_VQ_ADD_OUTBUF_PREMAPPED)
+#define VNET_CAN_XSK_TX	1
+#else
+#define VNET_CAN_XSK_TX	0
 #endif
 
 /* Per-RX-queue sysfs attributes moved to <net/netdev_rx_queue.h> (6.6). */

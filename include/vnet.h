@@ -76,6 +76,10 @@ struct vnet_rq_stats {
 	u64_stats_t drop_bad_hdr;
 	u64_stats_t drop_nomem;
 	u64_stats_t refill_nomem;
+	/* AF_XDP zero-copy (xsk.c) */
+	u64_stats_t xsk_packets;
+	u64_stats_t xsk_bytes;
+	u64_stats_t xsk_fill_empty;
 };
 
 struct vnet_sq_stats {
@@ -98,6 +102,10 @@ struct vnet_sq_stats {
 	u64_stats_t reclaim_batches;
 	u64_stats_t reclaim_deadlines;
 	u64_stats_t irq_empty;
+	/* AF_XDP zero-copy (xsk.c) */
+	u64_stats_t xsk_packets;
+	u64_stats_t xsk_bytes;
+	u64_stats_t xsk_tx_drops;
 };
 
 struct vnet_irq_stats {
@@ -141,6 +149,15 @@ struct vnet_rq {
 	struct xdp_rxq_info xdp_rxq;
 	u8 xdp_pending;
 
+	/*
+	 * AF_XDP zero-copy (xsk.c): the pool bound to this pair, NULL
+	 * without one (changed with the RX NAPI off), its receive info, and
+	 * how often the socket woke the pair (any context).
+	 */
+	struct xsk_buff_pool *xsk_pool;
+	struct xdp_rxq_info xsk_rxq;
+	atomic64_t xsk_wakeups;
+
 	struct scatterlist sg[MAX_SKB_FRAGS + 2];
 	char name[16];
 };
@@ -180,6 +197,16 @@ struct vnet_sq {
 	 */
 	bool flush_wanted;
 	u64 flush_limit;
+
+	/*
+	 * AF_XDP zero-copy transmit (xsk.c), under the TX queue lock: the
+	 * pool, the socket's frames reclaim found done, and the header they
+	 * all share.
+	 */
+	struct xsk_buff_pool *xsk_pool;
+	unsigned int xsk_done;
+	void *xsk_hdr;
+	dma_addr_t xsk_hdr_dma;
 
 	struct vnet_sq_stats stats;
 	struct vnet_irq_stats irq;
@@ -446,6 +473,11 @@ unsigned int vnet_rx_mrg_len(struct vnet_rq *rq);
 void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
 		 unsigned int val);
 void vnet_rx_drain(struct vnet_rq *rq, unsigned int n);
+bool vnet_rx_append(struct sk_buff *head, struct sk_buff **curr,
+		    struct page *page, unsigned int off,
+		    unsigned int len, unsigned int truesize);
+void vnet_rx_deliver(struct vnet_rq *rq, struct sk_buff *skb,
+		     union vnet_rx_hdr *hdr, u64 *bytes);
 
 /* tx.c */
 netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev);
@@ -515,8 +547,12 @@ void vnet_sysfs_register(struct net_device *dev);
 /* ethtool.c */
 extern const struct ethtool_ops vnet_ethtool_ops;
 
-/* xdp.c */
+/* xdp.c; rq->xdp_pending: what the end of a receive poll must finish */
+#define VNET_XDP_PEND_REDIRECT	BIT(0)
+#define VNET_XDP_PEND_TX	BIT(1)
 void vnet_xdp_probe(struct vnet *vi);
+int vnet_xdp_send(struct vnet *vi, struct xdp_frame **frames, int n,
+		  bool kick);
 bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 		 u64 *bytes);
 void vnet_xdp_rx_end(struct vnet_rq *rq);
@@ -526,6 +562,16 @@ const char *vnet_xdp_check_new_mtu(struct vnet *vi, unsigned int mtu);
 int vnet_bpf(struct net_device *dev, struct netdev_bpf *bpf);
 int vnet_xdp_xmit(struct net_device *dev, int n, struct xdp_frame **frames,
 		  u32 flags);
+
+/* xsk.c */
+struct xsk_buff_pool;
+bool vnet_xsk_fill(struct vnet_rq *rq, struct xsk_buff_pool *pool, gfp_t gfp);
+void vnet_xsk_rx_one(struct vnet_rq *rq, struct xsk_buff_pool *pool,
+		     struct xdp_buff *xdp, unsigned int len, u64 *bytes);
+unsigned int vnet_xsk_xmit(struct vnet_sq *sq, unsigned int budget);
+void vnet_xsk_tx_completed(struct vnet_sq *sq, unsigned int n);
+int vnet_xsk_wakeup(struct net_device *dev, u32 qid, u32 flags);
+int vnet_xsk_pool_setup(struct vnet *vi, struct xsk_buff_pool *pool, u16 qid);
 
 /* failover.c */
 int vnet_failover_probe(struct vnet *vi);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* KUnit: XDP send queues, frame sizes, MTU and attach checks, tokens. */
+/* KUnit: XDP send queues, frame sizes, MTU and attach checks, tokens (XDP, AF_XDP). */
 #include <kunit/test.h>
 #include "policy/xdp.h"
 
@@ -103,6 +103,25 @@ static void xdp_tokens(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, vnet_xdp_is_token(frame));
 }
 
+/* AF_XDP frames: a length in the token, told apart from skbs and frames. */
+static void xsk_tokens(struct kunit *test)
+{
+	unsigned long frame[2];
+	static const u32 lens[] = { 0, 1, 60, 1514, 4096, 65535 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		void *t = vnet_xsk_to_token(lens[i]);
+
+		KUNIT_EXPECT_TRUE(test, vnet_xsk_is_token(t));
+		KUNIT_EXPECT_FALSE(test, vnet_xdp_is_token(t));
+		KUNIT_EXPECT_EQ(test, vnet_xsk_token_len(t), lens[i]);
+	}
+	/* an skb pointer and an XDP frame's token are neither */
+	KUNIT_EXPECT_FALSE(test, vnet_xsk_is_token(frame));
+	KUNIT_EXPECT_FALSE(test, vnet_xsk_is_token(vnet_xdp_to_token(frame)));
+}
+
 static struct kunit_case xdp_plan_cases[] = {
 	KUNIT_CASE(xdp_dedicated_pairs),
 	KUNIT_CASE(xdp_txq_choice),
@@ -111,6 +130,7 @@ static struct kunit_case xdp_plan_cases[] = {
 	KUNIT_CASE(xdp_mtu_checks),
 	KUNIT_CASE(xdp_attach_checks),
 	KUNIT_CASE(xdp_tokens),
+	KUNIT_CASE(xsk_tokens),
 	{}
 };
 

@@ -187,6 +187,18 @@ probe XDP_UPDATE_SKB_FRAGS_INFO include/net/xdp.h \
 probe SKB_FRAG_FILL_PAGE_DESC include/linux/skbuff.h \
 	'void skb_frag_fill_page_desc\(' - \
 	'skb_frag_fill_page_desc() (__skb_frag_set_page() and friends)'
+probe VQ_ADD_INBUF_PREMAPPED include/linux/virtio.h \
+	'int virtqueue_add_inbuf_premapped\(' - \
+	'AF_XDP zero-copy receive (copy mode only)'
+probe VQ_ADD_OUTBUF_PREMAPPED include/linux/virtio.h \
+	'int virtqueue_add_outbuf_premapped\(' - \
+	'AF_XDP zero-copy transmit (copy mode only)'
+probe VIRTQUEUE_RESET_DONE include/linux/virtio.h \
+	'int virtqueue_reset\([^;]*recycle_done' - \
+	'virtqueue_reset() with recycle_done, to swap buffers for AF_XDP (no zero-copy)'
+probe VQ_MAP_SINGLE include/linux/virtio.h \
+	'dma_addr_t virtqueue_map_single_attrs\(' - \
+	'virtqueue_map_single_attrs() (virtqueue_dma_map_single_attrs())'
 
 if [ "$report" -eq 0 ]; then
 	[ "$failed" -eq 0 ] || printf ' VNET_PROBE_FAILED'

@@ -226,6 +226,13 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 		u64_stats_update_end(&sq->stats.syncp);
 	}
 	vnet_tx_wake_if_room(sq, txq);
+	/* An AF_XDP socket with more to send keeps the poll going. */
+	if (VNET_CAN_XSK_TX && budget && sq->xsk_pool &&
+	    vnet_xsk_xmit(sq, budget) >= budget) {
+		vnet_tx_flush_wanted(sq);
+		__netif_tx_unlock(txq);
+		return budget;
+	}
 
 	/*
 	 * Re-enable the completion interrupt only if the reclaim policy wants

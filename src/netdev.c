@@ -258,4 +258,7 @@ const struct net_device_ops vnet_netdev_ops = {
 	.ndo_tx_timeout		= vnet_tx_timeout,
 	.ndo_bpf		= vnet_bpf,
 	.ndo_xdp_xmit		= vnet_xdp_xmit,
+#if VNET_CAN_XSK
+	.ndo_xsk_wakeup		= vnet_xsk_wakeup,
+#endif
 };

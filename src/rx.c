@@ -17,6 +17,7 @@
 #include <linux/etherdevice.h>
 #include <linux/skbuff.h>
 #include <linux/mm.h>
+#include <net/xdp_sock_drv.h>
 #include "compat.h"
 #include "policy/features.h"
 #include "vnet.h"
@@ -187,10 +188,16 @@ static int vnet_add_big(struct vnet_rq *rq, gfp_t gfp)
  */
 bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp)
 {
+	struct xsk_buff_pool *pool = READ_ONCE(rq->xsk_pool);
 	struct vnet *vi = rq->qp->vi;
-	bool oom = false, kicked = false;
+	bool oom = false, kicked = false, ok = true;
 	int err;
 
+	if (VNET_CAN_XSK && pool) {
+		/* a dry pool is counted as such, not as memory shortage */
+		ok = vnet_xsk_fill(rq, pool, gfp);
+		goto kick;
+	}
 	while (rq->vq->num_free) {
 		switch (vi->rx_mode) {
 		case VNET_RX_MERGEABLE:
@@ -209,6 +216,7 @@ bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp)
 		}
 	}
 
+kick:
 	u64_stats_update_begin(&rq->stats.syncp);
 	if (oom)
 		u64_stats_inc(&rq->stats.refill_nomem);
@@ -219,7 +227,7 @@ bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp)
 	u64_stats_update_end(&rq->stats.syncp);
 	if (kicked && vi->rss)
 		vnet_rss_refilled(vi, rq);
-	return !oom;
+	return ok && !oom;
 }
 
 /* --- receiving --- */
@@ -251,9 +259,9 @@ void vnet_rx_drain(struct vnet_rq *rq, unsigned int n)
  * same page merge into one fragment; when a skb's fragment slots are full
  * the frame continues in skbs chained on the head's frag_list.
  */
-static bool vnet_rx_append(struct sk_buff *head, struct sk_buff **curr,
-			   struct page *page, unsigned int off,
-			   unsigned int len, unsigned int truesize)
+bool vnet_rx_append(struct sk_buff *head, struct sk_buff **curr,
+		    struct page *page, unsigned int off,
+		    unsigned int len, unsigned int truesize)
 {
 	struct sk_buff *skb = *curr;
 	int nr = skb_shinfo(skb)->nr_frags;
@@ -520,23 +528,31 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 		skb = vnet_rx_small(rq, buf, ctx, len, &hdr);
 		break;
 	}
-	if (unlikely(!skb))
-		return;
-	if (unlikely(!vnet_rx_hdr_ok(rq, skb, &hdr))) {
+	if (likely(skb))
+		vnet_rx_deliver(rq, skb, &hdr, bytes);
+}
+
+/* Check an assembled frame against its header and hand it to the stack. */
+void vnet_rx_deliver(struct vnet_rq *rq, struct sk_buff *skb,
+		     union vnet_rx_hdr *hdr, u64 *bytes)
+{
+	struct vnet *vi = rq->qp->vi;
+
+	if (unlikely(!vnet_rx_hdr_ok(rq, skb, hdr))) {
 		dev_kfree_skb(skb);
 		return;
 	}
 
-	if (hdr.mrg.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID) {
+	if (hdr->mrg.hdr.flags & VIRTIO_NET_HDR_F_DATA_VALID) {
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 		/* The device checked the outer UDP checksum too. */
-		if (hdr.mrg.hdr.flags & VNET_HDR_F_UDP_TUNNEL_CSUM)
+		if (hdr->mrg.hdr.flags & VNET_HDR_F_UDP_TUNNEL_CSUM)
 			skb->csum_level = 1;
 	}
-	if (vnet_hdr_to_skb(skb, &hdr, vi->rx_tnl, vi->rx_tnl_csum,
+	if (vnet_hdr_to_skb(skb, hdr, vi->rx_tnl, vi->rx_tnl_csum,
 			    vi->little_endian)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad gso/csum header",
-			    hdr.mrg.hdr.gso_type);
+			    hdr->mrg.hdr.gso_type);
 		dev_kfree_skb(skb);
 		return;
 	}
@@ -544,7 +560,7 @@ static void vnet_rx_one(struct vnet_rq *rq, void *buf, void *ctx,
 	*bytes += skb->len;
 	skb_record_rx_queue(skb, rq->qp->index);
 	skb->protocol = eth_type_trans(skb, vi->dev);
-	vnet_rx_set_hash(vi, skb, &hdr);
+	vnet_rx_set_hash(vi, skb, hdr);
 	napi_gro_receive(&rq->napi, skb);
 }
 
@@ -558,6 +574,7 @@ void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 	u64 bytes = 0, before, dropped_before, dropped;
 	unsigned int len, ring, small = 0, free_before = rq->vq->num_free;
 	int received = 0, budget = p->budget;
+	struct xsk_buff_pool *pool = READ_ONCE(rq->xsk_pool);
 	void *buf, *ctx;
 
 	dropped_before = u64_stats_read(&rq->stats.drop_bad_len) +
@@ -569,7 +586,10 @@ void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 		if (!buf)
 			break;
 		before = bytes;
-		vnet_rx_one(rq, buf, ctx, len, &bytes);
+		if (VNET_CAN_XSK && pool)
+			vnet_xsk_rx_one(rq, pool, buf, len, &bytes);
+		else
+			vnet_rx_one(rq, buf, ctx, len, &bytes);
 		/* Dropped frames add no bytes: they count as small too. */
 		small += bytes - before < VNET_RX_BULK_LEN;
 		received++;
@@ -601,7 +621,9 @@ void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 /* Release a buffer the device never used (teardown, resize). */
 void vnet_rx_free_buf(struct vnet_rq *rq, void *buf)
 {
-	if (rq->qp->vi->rx_mode == VNET_RX_BIG)
+	if (VNET_CAN_XSK && rq->xsk_pool)
+		xsk_buff_free(buf);
+	else if (rq->qp->vi->rx_mode == VNET_RX_BIG)
 		vnet_give_pages(rq, buf);
 	else
 		put_page(virt_to_head_page(buf));

@@ -28,6 +28,7 @@ enum vnet_stat_src {
 	VNET_SRC_NOTIFY_COST,	/* what a notification costs the vCPU, ns */
 	VNET_SRC_RX_TIMER_ARMS,	/* pair timer armed for RX deferrals */
 	VNET_SRC_PER_POLL,	/* packets per NAPI poll, average */
+	VNET_SRC_XSK_WAKEUPS,	/* AF_XDP socket woke the pair */
 };
 
 struct vnet_stat_desc {
@@ -96,6 +97,12 @@ static const struct vnet_stat_desc vnet_rq_descs[] = {
 	VNET_RQ_STAT("drops_bad_header", drop_bad_hdr),
 	VNET_RQ_STAT("drops_no_memory", drop_nomem),
 	VNET_RQ_STAT("refill_no_memory", refill_nomem),
+#if VNET_CAN_XSK
+	VNET_RQ_STAT("xsk_packets", xsk_packets),
+	VNET_RQ_STAT("xsk_bytes", xsk_bytes),
+	VNET_RQ_STAT("xsk_fill_ring_empty", xsk_fill_empty),
+	{ "xsk_wakeups", VNET_SRC_XSK_WAKEUPS, 0 },
+#endif
 };
 
 static const struct vnet_stat_desc vnet_sq_descs[] = {
@@ -130,6 +137,11 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("drops", drops),
 	VNET_SQ_STAT("queue_stops", stops),
 	VNET_SQ_STAT("queue_wakes", wakes),
+#if VNET_CAN_XSK_TX
+	VNET_SQ_STAT("xsk_packets", xsk_packets),
+	VNET_SQ_STAT("xsk_bytes", xsk_bytes),
+	VNET_SQ_STAT("xsk_drops", xsk_tx_drops),
+#endif
 };
 
 /* Names in the totals: the in-tree driver's of each direction. */
@@ -320,6 +332,9 @@ static void vnet_read_descs(const struct vnet_stat_desc *d, unsigned int n,
 			break;
 		case VNET_SRC_PER_POLL:
 			out[i] = vnet_rx_per_poll(&qp->rq);
+			break;
+		case VNET_SRC_XSK_WAKEUPS:
+			out[i] = atomic64_read(&qp->rq.xsk_wakeups);
 			break;
 		}
 	}

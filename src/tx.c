@@ -67,6 +67,10 @@ unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 		packets++;
 		napi_consume_skb(skb, budget);
 	}
+	if (VNET_CAN_XSK_TX && sq->xsk_done) {
+		vnet_xsk_tx_completed(sq, sq->xsk_done);
+		sq->xsk_done = 0;
+	}
 	if (!packets)
 		return 0;
 

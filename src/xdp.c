@@ -36,10 +36,6 @@
 #include "compat.h"
 #include "vnet.h"
 
-/* rq->xdp_pending: what the end of a receive poll must finish. */
-#define VNET_XDP_PEND_REDIRECT	BIT(0)
-#define VNET_XDP_PEND_TX	BIT(1)
-
 static void vnet_xdp_rq_inc(struct vnet_rq *rq, u64_stats_t *ctr)
 {
 	u64_stats_update_begin(&rq->stats.syncp);
@@ -57,6 +53,8 @@ void vnet_xdp_probe(struct vnet *vi)
 {
 	vnet_xdp_features(vi->dev, VNET_CAN_XDP_FRAGS &&
 			  vi->rx_mode == VNET_RX_MERGEABLE);
+	if (VNET_CAN_XSK)
+		vnet_xdp_features_zc(vi->dev);
 }
 
 /* --- transmit --- */
@@ -94,8 +92,8 @@ static int vnet_xdp_add(struct vnet *vi, struct vnet_sq *sq,
  * @kick; returns how many were queued (the first ones).  @n may be 0 to
  * notify only.  Caller runs with bottom halves off.
  */
-static int vnet_xdp_send(struct vnet *vi, struct xdp_frame **frames, int n,
-			 bool kick)
+int vnet_xdp_send(struct vnet *vi, struct xdp_frame **frames, int n,
+		  bool kick)
 {
 	unsigned int cpu = smp_processor_id();
 	unsigned int pairs = READ_ONCE(vi->curr_pairs);
@@ -152,9 +150,16 @@ int vnet_xdp_xmit(struct net_device *dev, int n, struct xdp_frame **frames,
 	return sent;
 }
 
-/* Reclaim (tx.c): returns false for an skb, frees an XDP frame. */
+/*
+ * Reclaim (tx.c): returns false for an skb, frees an XDP frame, counts
+ * an AF_XDP socket's frame for vnet_xsk_tx_completed().
+ */
 bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr)
 {
+	if (vnet_xsk_is_token(ptr)) {
+		sq->xsk_done++;
+		return true;
+	}
 	if (!vnet_xdp_is_token(ptr))
 		return false;
 	xdp_return_frame(vnet_xdp_from_token(ptr));
@@ -698,6 +703,11 @@ int vnet_bpf(struct net_device *dev, struct netdev_bpf *bpf)
 	switch (bpf->command) {
 	case XDP_SETUP_PROG:
 		return vnet_xdp_set(dev, bpf->prog, bpf->extack);
+#if VNET_CAN_XSK
+	case XDP_SETUP_XSK_POOL:
+		return vnet_xsk_pool_setup(netdev_priv(dev), bpf->xsk.pool,
+					   bpf->xsk.queue_id);
+#endif
 	default:
 		return -EINVAL;
 	}

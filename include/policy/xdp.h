@@ -67,4 +67,28 @@ static inline void *vnet_xdp_from_token(void *ptr)
 	return (void *)((unsigned long)ptr & ~VNET_XDP_TOKEN);
 }
 
+/*
+ * An AF_XDP socket's frame (xsk.c) is not a pointer at all: its length
+ * shifted past two flag bits, the second one set.  Pointers to skbs have
+ * both low bits clear.
+ */
+#define VNET_XSK_TOKEN	0x2UL
+#define VNET_XSK_SHIFT	2
+
+static inline void *vnet_xsk_to_token(u32 len)
+{
+	return (void *)(((unsigned long)len << VNET_XSK_SHIFT) | VNET_XSK_TOKEN);
+}
+
+static inline bool vnet_xsk_is_token(const void *ptr)
+{
+	return ((unsigned long)ptr & (VNET_XSK_TOKEN | VNET_XDP_TOKEN)) ==
+	       VNET_XSK_TOKEN;
+}
+
+static inline u32 vnet_xsk_token_len(const void *ptr)
+{
+	return (unsigned long)ptr >> VNET_XSK_SHIFT;
+}
+
 #endif /* VNET_XDP_PLAN_H */

@@ -182,8 +182,10 @@ class GuestBg:
         self.pid = pid
         self.cmd = cmd
         self.rc: int | None = None
+        # kept once read after the command ended; before, read every time
         self._out: str | None = None
         self._err: str | None = None
+        self._out_final = self._err_final = False
 
     @property
     def _f(self):
@@ -210,12 +212,14 @@ class GuestBg:
         self.guest.run(f"kill -{sig} -- -{self.pid} 2>/dev/null; true", timeout=15, quiet=True)
 
     def output(self) -> str:
-        if self._out is None or self.rc is None:
+        if not self._out_final:
+            self._out_final = self.rc is not None
             self._out = self.guest.run(f"cat {self._f}.out", timeout=30, quiet=True).out
         return self._out
 
     def stderr(self) -> str:
-        if self._err is None or self.rc is None:
+        if not self._err_final:
+            self._err_final = self.rc is not None
             self._err = self.guest.run(f"cat {self._f}.err", timeout=30, quiet=True).out
         return self._err
 

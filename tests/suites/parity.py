@@ -94,6 +94,11 @@ def stock_no_queue_napi(stock: dict, ours: dict) -> bool:
     return stock["nl"].get("queue.rx.napi-id") == "none"
 
 
+def ours_lacks_zc(stock: dict, ours: dict) -> bool:
+    """Ours offers no AF_XDP zero-copy on this kernel (no premapped virtqueue API)."""
+    return ours["nl"].get("dev.xdp-features.xsk-zerocopy") != "yes"
+
+
 def qstats_alloc_fail_only(stock: dict, ours: dict) -> bool:
     """Ours' qstats names are the in-tree ones plus rx-alloc-fail."""
     for k in ("qstats.device", "qstats.rx"):
@@ -126,8 +131,9 @@ DIFFERENCES = [
      "of its own; the in-tree driver only while one is attached, and reports it only then",
      None),
     (r"nl\.dev\.(xdp-features\.xsk-zerocopy|xdp-zc-max-segs)",
-     "AF_XDP zero-copy: the in-tree driver has it (RX 6.11, TX 6.13) and reports it with "
-     "xdp-zc-max-segs; ours not yet (AF_XDP works in copy mode)", None),
+     "AF_XDP zero-copy: both drivers have it from 6.13 (ours through compat probes: on "
+     "a kernel without the premapped virtqueue API ours binds in copy mode only)",
+     ours_lacks_zc),
     (r"nl\.dev\.xdp-rx-metadata-features\.hash",
      "XDP RX metadata: with the hash report negotiated the in-tree driver gives XDP "
      "programs the device's hash (bpf_xdp_metadata_rx_hash); ours not yet", None),
