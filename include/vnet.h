@@ -461,6 +461,14 @@ void vnet_pairs_stop(struct vnet *vi);
 void vnet_tx_drain_all(struct vnet *vi);
 int vnet_set_pairs(struct vnet *vi, u16 pairs);
 
+/* Count one event in a receive queue's statistics (from its NAPI). */
+static inline void vnet_rq_stat_inc(struct vnet_rq *rq, u64_stats_t *ctr)
+{
+	u64_stats_update_begin(&rq->stats.syncp);
+	u64_stats_inc(ctr);
+	u64_stats_update_end(&rq->stats.syncp);
+}
+
 /* rx.c */
 bool vnet_rx_fill(struct vnet_rq *rq, gfp_t gfp);
 void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p);
@@ -550,7 +558,16 @@ extern const struct ethtool_ops vnet_ethtool_ops;
 /* xdp.c; rq->xdp_pending: what the end of a receive poll must finish */
 #define VNET_XDP_PEND_REDIRECT	BIT(0)
 #define VNET_XDP_PEND_TX	BIT(1)
+/* What the caller of vnet_xdp_act() still has to do with the frame. */
+enum vnet_xdp_verdict {
+	VNET_XDP_PASS,	/* build an skb from it */
+	VNET_XDP_DROP,	/* free it (counted) */
+	VNET_XDP_DONE,	/* nothing: sent or redirected */
+};
+
 void vnet_xdp_probe(struct vnet *vi);
+enum vnet_xdp_verdict vnet_xdp_act(struct vnet_rq *rq, struct bpf_prog *prog,
+				   struct xdp_buff *xdp, u32 act);
 int vnet_xdp_send(struct vnet *vi, struct xdp_frame **frames, int n,
 		  bool kick);
 bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,

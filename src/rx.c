@@ -22,13 +22,6 @@
 #include "policy/features.h"
 #include "vnet.h"
 
-static void vnet_rq_stat_inc(struct vnet_rq *rq, u64_stats_t *ctr)
-{
-	u64_stats_update_begin(&rq->stats.syncp);
-	u64_stats_inc(ctr);
-	u64_stats_update_end(&rq->stats.syncp);
-}
-
 /* @room: extra headroom for XDP programs (0 without one). */
 static unsigned int vnet_small_truesize(const struct vnet *vi,
 					unsigned int room)

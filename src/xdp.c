@@ -36,13 +36,6 @@
 #include "compat.h"
 #include "vnet.h"
 
-static void vnet_xdp_rq_inc(struct vnet_rq *rq, u64_stats_t *ctr)
-{
-	u64_stats_update_begin(&rq->stats.syncp);
-	u64_stats_inc(ctr);
-	u64_stats_update_end(&rq->stats.syncp);
-}
-
 bool vnet_xdp_attached(const struct vnet *vi)
 {
 	return rcu_access_pointer(vi->xdp_prog);
@@ -193,7 +186,7 @@ static bool vnet_xdp_copy_start(struct vnet_rq *rq, const void *src,
 	struct page *page = alloc_page(GFP_ATOMIC);
 
 	if (unlikely(!page)) {
-		vnet_xdp_rq_inc(rq, &rq->stats.drop_nomem);
+		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
 		return false;
 	}
 	memcpy((u8 *)page_address(page) + XDP_PACKET_HEADROOM, src, len);
@@ -372,7 +365,7 @@ static void vnet_xdp_pass(struct vnet_rq *rq, struct xdp_buff *xdp,
 
 	skb = build_skb(xdp->data_hard_start, xdp->frame_sz);
 	if (unlikely(!skb)) {
-		vnet_xdp_rq_inc(rq, &rq->stats.drop_nomem);
+		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
 		vnet_xdp_buff_free(xdp);
 		return;
 	}
@@ -400,6 +393,50 @@ static unsigned int vnet_xdp_len(struct xdp_buff *xdp)
 }
 
 /*
+ * Carry out a program's verdict @act on a received frame, XDP_PASS and
+ * the freeing of a dropped frame left to the caller: XDP_TX sends a frame
+ * converted from @xdp (a copy, for an AF_XDP buffer), XDP_REDIRECT
+ * redirects it.  A drop is counted here.
+ */
+enum vnet_xdp_verdict vnet_xdp_act(struct vnet_rq *rq, struct bpf_prog *prog,
+				   struct xdp_buff *xdp, u32 act)
+{
+	struct vnet *vi = rq->qp->vi;
+	struct xdp_frame *xf;
+
+	switch (act) {
+	case XDP_PASS:
+		return VNET_XDP_PASS;
+	case XDP_TX:
+		xf = xdp_convert_buff_to_frame(xdp);
+		if (unlikely(!xf))
+			break;
+		vnet_rq_stat_inc(rq, &rq->stats.xdp_tx);
+		if (unlikely(vnet_xdp_send(vi, &xf, 1, false) != 1))
+			xdp_return_frame_rx_napi(xf);
+		else
+			rq->xdp_pending |= VNET_XDP_PEND_TX;
+		return VNET_XDP_DONE;
+	case XDP_REDIRECT:
+		if (xdp_do_redirect(vi->dev, xdp, prog))
+			break;
+		vnet_rq_stat_inc(rq, &rq->stats.xdp_redirects);
+		rq->xdp_pending |= VNET_XDP_PEND_REDIRECT;
+		return VNET_XDP_DONE;
+	default:
+		vnet_xdp_warn_action(vi->dev, prog, act);
+		fallthrough;
+	case XDP_ABORTED:
+		trace_xdp_exception(vi->dev, prog, act);
+		fallthrough;
+	case XDP_DROP:
+		break;
+	}
+	vnet_rq_stat_inc(rq, &rq->stats.xdp_drops);
+	return VNET_XDP_DROP;
+}
+
+/*
  * Run the attached program on one received frame (its buffers are
  * consumed whatever happens).  Returns false when no program is attached
  * after all (rx.c then takes the frame) or the layout has none (big).
@@ -410,7 +447,6 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 	struct vnet *vi = rq->qp->vi;
 	unsigned int frags_truesize = 0, flen;
 	union vnet_rx_hdr hdr;
-	struct xdp_frame *xf;
 	struct bpf_prog *prog;
 	struct xdp_buff xdp;
 	bool ok;
@@ -446,40 +482,18 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 
 	act = bpf_prog_run_xdp(prog, &xdp);
 	*bytes += flen;
-	vnet_xdp_rq_inc(rq, &rq->stats.xdp_packets);
+	vnet_rq_stat_inc(rq, &rq->stats.xdp_packets);
 
-	switch (act) {
-	case XDP_PASS:
+	switch (vnet_xdp_act(rq, prog, &xdp, act)) {
+	case VNET_XDP_PASS:
 		vnet_xdp_pass(rq, &xdp, frags_truesize, &hdr);
-		goto out;
-	case XDP_TX:
-		xf = xdp_convert_buff_to_frame(&xdp);
-		if (unlikely(!xf))
-			goto drop;
-		vnet_xdp_rq_inc(rq, &rq->stats.xdp_tx);
-		if (unlikely(vnet_xdp_send(vi, &xf, 1, false) != 1))
-			xdp_return_frame_rx_napi(xf);
-		else
-			rq->xdp_pending |= VNET_XDP_PEND_TX;
-		goto out;
-	case XDP_REDIRECT:
-		if (xdp_do_redirect(vi->dev, &xdp, prog))
-			goto drop;
-		vnet_xdp_rq_inc(rq, &rq->stats.xdp_redirects);
-		rq->xdp_pending |= VNET_XDP_PEND_REDIRECT;
-		goto out;
-	default:
-		vnet_xdp_warn_action(vi->dev, prog, act);
-		fallthrough;
-	case XDP_ABORTED:
-		trace_xdp_exception(vi->dev, prog, act);
-		fallthrough;
-	case XDP_DROP:
-		goto drop;
+		break;
+	case VNET_XDP_DROP:
+		vnet_xdp_buff_free(&xdp);
+		break;
+	case VNET_XDP_DONE:
+		break;
 	}
-drop:
-	vnet_xdp_rq_inc(rq, &rq->stats.xdp_drops);
-	vnet_xdp_buff_free(&xdp);
 out:
 	rcu_read_unlock();
 	return true;

@@ -27,7 +27,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/bpf_trace.h>
 #include <linux/filter.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
@@ -38,13 +37,6 @@
 #include "vnet.h"
 
 #if VNET_CAN_XSK
-
-static void vnet_xsk_rq_inc(struct vnet_rq *rq, u64_stats_t *ctr)
-{
-	u64_stats_update_begin(&rq->stats.syncp);
-	u64_stats_inc(ctr);
-	u64_stats_update_end(&rq->stats.syncp);
-}
 
 /* --- receive --- */
 
@@ -82,7 +74,7 @@ bool vnet_xsk_fill(struct vnet_rq *rq, struct xsk_buff_pool *pool, gfp_t gfp)
 			xsk_clear_rx_need_wakeup(pool);
 		return true;
 	}
-	vnet_xsk_rq_inc(rq, &rq->stats.xsk_fill_empty);
+	vnet_rq_stat_inc(rq, &rq->stats.xsk_fill_empty);
 	if (xsk_uses_need_wakeup(pool)) {
 		/* the socket wakes the queue once it gave buffers */
 		xsk_set_rx_need_wakeup(pool);
@@ -122,7 +114,7 @@ static struct sk_buff *vnet_xsk_rx_skb(struct vnet_rq *rq,
 
 	skb = napi_alloc_skb(&rq->napi, len);
 	if (unlikely(!skb)) {
-		vnet_xsk_rq_inc(rq, &rq->stats.drop_nomem);
+		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
 		xsk_buff_free(xdp);
 		vnet_xsk_rx_drain(rq, left);
 		return NULL;
@@ -156,7 +148,7 @@ static struct sk_buff *vnet_xsk_rx_skb(struct vnet_rq *rq,
 				     rq->qp->vi->hdr_len, rq->qp->vi->hdr_len);
 		frag = len ? napi_alloc_frag(len) : NULL;
 		if (len && unlikely(!frag)) {
-			vnet_xsk_rq_inc(rq, &rq->stats.drop_nomem);
+			vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
 			xsk_buff_free(xdp);
 			vnet_xsk_rx_drain(rq, left);
 			goto drop;
@@ -171,7 +163,7 @@ static struct sk_buff *vnet_xsk_rx_skb(struct vnet_rq *rq,
 		if (!vnet_rx_append(skb, &curr, page,
 				    (u8 *)frag - (u8 *)page_address(page), len,
 				    len)) {
-			vnet_xsk_rq_inc(rq, &rq->stats.drop_nomem);
+			vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
 			put_page(page);
 			vnet_xsk_rx_drain(rq, left);
 			goto drop;
@@ -190,8 +182,6 @@ drop:
 static bool vnet_xsk_rx_prog(struct vnet_rq *rq, struct bpf_prog *prog,
 			     struct xdp_buff *xdp, const union vnet_rx_hdr *hdr)
 {
-	struct vnet *vi = rq->qp->vi;
-	struct xdp_frame *xf;
 	u32 act;
 
 	/* Guest offloads are off: a coalesced or partial frame is bogus. */
@@ -203,39 +193,16 @@ static bool vnet_xsk_rx_prog(struct vnet_rq *rq, struct bpf_prog *prog,
 		return true;
 	}
 	act = bpf_prog_run_xdp(prog, xdp);
-	vnet_xsk_rq_inc(rq, &rq->stats.xdp_packets);
-	switch (act) {
-	case XDP_PASS:
+	vnet_rq_stat_inc(rq, &rq->stats.xdp_packets);
+	switch (vnet_xdp_act(rq, prog, xdp, act)) {
+	case VNET_XDP_PASS:
 		return false;
-	case XDP_TX:
-		/* a copy of the frame; the buffer goes back to the pool */
-		xf = xdp_convert_buff_to_frame(xdp);
-		if (unlikely(!xf))
-			goto drop;
-		vnet_xsk_rq_inc(rq, &rq->stats.xdp_tx);
-		if (unlikely(vnet_xdp_send(vi, &xf, 1, false) != 1))
-			xdp_return_frame_rx_napi(xf);
-		else
-			rq->xdp_pending |= VNET_XDP_PEND_TX;
-		return true;
-	case XDP_REDIRECT:
-		if (xdp_do_redirect(vi->dev, xdp, prog))
-			goto drop;
-		vnet_xsk_rq_inc(rq, &rq->stats.xdp_redirects);
-		rq->xdp_pending |= VNET_XDP_PEND_REDIRECT;
-		return true;
-	default:
-		vnet_xdp_warn_action(vi->dev, prog, act);
-		fallthrough;
-	case XDP_ABORTED:
-		trace_xdp_exception(vi->dev, prog, act);
-		fallthrough;
-	case XDP_DROP:
+	case VNET_XDP_DROP:
+		xsk_buff_free(xdp);
+		break;
+	case VNET_XDP_DONE:
 		break;
 	}
-drop:
-	vnet_xsk_rq_inc(rq, &rq->stats.xdp_drops);
-	xsk_buff_free(xdp);
 	return true;
 }
 
