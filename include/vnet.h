@@ -566,6 +566,7 @@ enum vnet_xdp_verdict {
 };
 
 void vnet_xdp_probe(struct vnet *vi);
+bool vnet_xdp_hdr_offloaded(struct vnet_rq *rq, const union vnet_rx_hdr *hdr);
 enum vnet_xdp_verdict vnet_xdp_act(struct vnet_rq *rq, struct bpf_prog *prog,
 				   struct xdp_buff *xdp, u32 act);
 int vnet_xdp_send(struct vnet *vi, struct xdp_frame **frames, int n,

@@ -393,6 +393,21 @@ static unsigned int vnet_xdp_len(struct xdp_buff *xdp)
 }
 
 /*
+ * Guest offloads are off while a program is attached, so a frame whose
+ * header says it is coalesced or needs its checksum completed is bogus:
+ * counted and logged here, the caller drops it.
+ */
+bool vnet_xdp_hdr_offloaded(struct vnet_rq *rq, const union vnet_rx_hdr *hdr)
+{
+	if (hdr->mrg.hdr.gso_type == VIRTIO_NET_HDR_GSO_NONE &&
+	    !(hdr->mrg.hdr.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM))
+		return false;
+	vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "offloaded frame with XDP",
+		    hdr->mrg.hdr.gso_type);
+	return true;
+}
+
+/*
  * Carry out a program's verdict @act on a received frame, XDP_PASS and
  * the freeing of a dropped frame left to the caller: XDP_TX sends a frame
  * converted from @xdp (a copy, for an AF_XDP buffer), XDP_REDIRECT
@@ -468,11 +483,7 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 					&frags_truesize);
 	if (!ok)
 		goto out;
-	/* Guest offloads are off: a coalesced or partial frame is bogus. */
-	if (hdr.mrg.hdr.gso_type != VIRTIO_NET_HDR_GSO_NONE ||
-	    (hdr.mrg.hdr.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
-		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr,
-			    "offloaded frame with XDP", hdr.mrg.hdr.gso_type);
+	if (vnet_xdp_hdr_offloaded(rq, &hdr)) {
 		vnet_xdp_buff_free(&xdp);
 		goto out;
 	}

@@ -97,6 +97,14 @@ static void vnet_xsk_rx_drain(struct vnet_rq *rq, unsigned int n)
 	}
 }
 
+/* Drop a frame: its buffer @xdp and the @left buffers it continues in. */
+static void vnet_xsk_rx_drop(struct vnet_rq *rq, struct xdp_buff *xdp,
+			     unsigned int left)
+{
+	xsk_buff_free(xdp);
+	vnet_xsk_rx_drain(rq, left);
+}
+
 /*
  * An skb with a copy of the frame that starts in @xdp and continues in
  * @left further buffers of at most @cap bytes each; every buffer goes
@@ -115,8 +123,7 @@ static struct sk_buff *vnet_xsk_rx_skb(struct vnet_rq *rq,
 	skb = napi_alloc_skb(&rq->napi, len);
 	if (unlikely(!skb)) {
 		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
-		xsk_buff_free(xdp);
-		vnet_xsk_rx_drain(rq, left);
+		vnet_xsk_rx_drop(rq, xdp, left);
 		return NULL;
 	}
 	skb_put_data(skb, xdp->data_meta, len);
@@ -138,8 +145,7 @@ static struct sk_buff *vnet_xsk_rx_skb(struct vnet_rq *rq,
 		if (vnet_rx_check_more(len, cap)) {
 			vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length",
 				    len);
-			xsk_buff_free(xdp);
-			vnet_xsk_rx_drain(rq, left);
+			vnet_xsk_rx_drop(rq, xdp, left);
 			goto drop;
 		}
 		/* Further buffers have no header: data from the start. */
@@ -149,8 +155,7 @@ static struct sk_buff *vnet_xsk_rx_skb(struct vnet_rq *rq,
 		frag = len ? napi_alloc_frag(len) : NULL;
 		if (len && unlikely(!frag)) {
 			vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
-			xsk_buff_free(xdp);
-			vnet_xsk_rx_drain(rq, left);
+			vnet_xsk_rx_drop(rq, xdp, left);
 			goto drop;
 		}
 		if (frag)
@@ -184,11 +189,7 @@ static bool vnet_xsk_rx_prog(struct vnet_rq *rq, struct bpf_prog *prog,
 {
 	u32 act;
 
-	/* Guest offloads are off: a coalesced or partial frame is bogus. */
-	if (hdr->mrg.hdr.gso_type != VIRTIO_NET_HDR_GSO_NONE ||
-	    (hdr->mrg.hdr.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
-		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr,
-			    "offloaded frame with XDP", hdr->mrg.hdr.gso_type);
+	if (vnet_xdp_hdr_offloaded(rq, hdr)) {
 		xsk_buff_free(xdp);
 		return true;
 	}
@@ -252,8 +253,7 @@ void vnet_xsk_rx_one(struct vnet_rq *rq, struct xsk_buff_pool *pool,
 		rcu_read_unlock();
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len,
 			    "frame too long for XDP", len);
-		xsk_buff_free(xdp);
-		vnet_xsk_rx_drain(rq, left);
+		vnet_xsk_rx_drop(rq, xdp, left);
 		return;
 	}
 	if (prog) {
