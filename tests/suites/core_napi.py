@@ -349,30 +349,43 @@ def _irq_suspend(ctx: Ctx):
     groups = 30
     n = 2 + groups * GROUP
     res = {}
+    tries = []
     set_coal(g, ifn, OURS_DEFER)
     try:
+        # "with" is measured up to SUSPEND_TRIES times: on the shared 2-core
+        # host a vCPU held off by another process can outlast the suspension
+        # in one measurement (1 of 5 runs on 7.2: 2 of 182 busy-polled while
+        # four runs alone gave 31-178); a driver that breaks the suspension
+        # misses in every try.
         for name, suspend in (("with", 50_000_000), ("without", 0)):
-            core_set(g, "napi-set", 2, 500000, suspend)
-            b0 = busy_poll_rx(g)
-            got, c = stream_groups(g, groups)
-            c["busy_polled"] = (busy_poll_rx(g) or 0) - (b0 or 0)
-            check(got == n, f"{name} irq-suspend-timeout: {got} of {n} datagrams arrived "
-                            f"(driver counters {c})")
-            check(c["deferrals"] == 0 and c["deferral_arms"] == 0,
-                  f"{name} irq-suspend-timeout: our moderation deferred while the core "
-                  f"owned the NAPI ({c})")
-            res[name] = c
+            for _ in range(SUSPEND_TRIES if suspend else 1):
+                core_set(g, "napi-set", 2, 500000, suspend)
+                b0 = busy_poll_rx(g)
+                got, c = stream_groups(g, groups)
+                c["busy_polled"] = (busy_poll_rx(g) or 0) - (b0 or 0)
+                check(got == n, f"{name} irq-suspend-timeout: {got} of {n} datagrams "
+                                f"arrived (driver counters {c})")
+                check(c["deferrals"] == 0 and c["deferral_arms"] == 0,
+                      f"{name} irq-suspend-timeout: our moderation deferred while the "
+                      f"core owned the NAPI ({c})")
+                res[name] = c
+                if suspend:
+                    tries.append(c["busy_polled"])
+                    if c["busy_polled"] >= groups // 3:
+                        break
     finally:
         core_clear(g)
         set_coal(g, ifn, OURS_DEFAULT)
     check(res["with"]["busy_polled"] >= groups // 3,
-          f"with irq-suspend-timeout epoll busy polling took only "
-          f"{res['with']['busy_polled']} of {n} datagrams from our NAPI ({res})")
+          f"with irq-suspend-timeout epoll busy polling took only {tries} of {n} "
+          f"datagrams from our NAPI in {len(tries)} tries ({res})")
     ctx.note(f"{n} datagrams, all arrived; device interrupts with suspension "
-             f"{res['with']['interrupts']} ({res['with']['busy_polled']} busy-polled), "
-             f"without {res['without']['interrupts']} "
+             f"{res['with']['interrupts']} ({res['with']['busy_polled']} busy-polled, "
+             f"tries {tries}), without {res['without']['interrupts']} "
              f"({res['without']['busy_polled']} busy-polled)")
 
+
+SUSPEND_TRIES = 3
 
 GROUP, INNER_US, PERIOD_US, WORK_US, BUSY_US = 6, 4000, 45000, 5000, 30000
 
