@@ -53,30 +53,41 @@ void vnet_xdp_probe(struct vnet *vi)
 /* --- transmit --- */
 
 /*
- * One frame into @sq; the virtio header goes into the frame's headroom
- * (the xdp_frame itself is left as it is, for its return), fragments
- * follow the first part.
+ * One frame into @sq: the virtio header, the first part, then the
+ * fragments.  The xdp_frame itself is left as it is, for its return.
  */
 static int vnet_xdp_add(struct vnet *vi, struct vnet_sq *sq,
 			struct xdp_frame *f)
 {
 	struct skb_shared_info *sinfo = vnet_xdp_frame_sinfo(f);
-	unsigned int nr = sinfo ? sinfo->nr_frags : 0, i;
+	unsigned int nr = sinfo ? sinfo->nr_frags : 0, i, n;
 	unsigned int hdr_len = vi->hdr_len;
-	u8 *hdr = (u8 *)f->data - hdr_len;
 	skb_frag_t *frag;
 
-	if (f->headroom < hdr_len || nr + 1 > ARRAY_SIZE(sq->sg))
+	/*
+	 * The header goes in front of the data where the frame has room
+	 * for it, else in an element of its own, read from the zero page: a
+	 * frame copied out of an AF_XDP buffer (XDP_TX or a redirect from a
+	 * zero-copy queue, ours or another driver's) has no headroom.
+	 */
+	n = f->headroom < hdr_len ? 2 : 1;
+	if (nr + n > ARRAY_SIZE(sq->sg))
 		return -EOVERFLOW;
-	memset(hdr, 0, hdr_len);
-	sg_init_table(sq->sg, nr + 1);
-	sg_set_buf(&sq->sg[0], hdr, hdr_len + f->len);
+	sg_init_table(sq->sg, nr + n);
+	if (n == 1) {
+		memset((u8 *)f->data - hdr_len, 0, hdr_len);
+		sg_set_buf(&sq->sg[0], (u8 *)f->data - hdr_len,
+			   hdr_len + f->len);
+	} else {
+		sg_set_page(&sq->sg[0], ZERO_PAGE(0), hdr_len, 0);
+		sg_set_buf(&sq->sg[1], f->data, f->len);
+	}
 	for (i = 0; i < nr; i++) {
 		frag = &sinfo->frags[i];
-		sg_set_page(&sq->sg[i + 1], skb_frag_page(frag),
+		sg_set_page(&sq->sg[i + n], skb_frag_page(frag),
 			    skb_frag_size(frag), skb_frag_off(frag));
 	}
-	return virtqueue_add_outbuf(sq->vq, sq->sg, nr + 1,
+	return virtqueue_add_outbuf(sq->vq, sq->sg, nr + n,
 				    vnet_xdp_to_token(f), GFP_ATOMIC);
 }
 
