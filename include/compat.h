@@ -649,6 +649,60 @@ static inline void vnet_vq_sync_for_cpu(struct virtqueue *vq, dma_addr_t addr,
 #define VNET_CAN_XSK_TX	0
 #endif
 
+/*
+ * Receive page pools.  Small and mergeable buffers come from a page pool
+ * per receive queue through page_pool_alloc_frag() (5.15 on; before
+ * 6.7 only on a pool created with PP_FLAG_PAGE_FRAG); skbs built on them
+ * are marked for recycling (skb_mark_for_recycle(), 5.14).  The pool
+ * knows its netdev and NAPI from 6.8, which lists it over netlink
+ * (page-pool-get) like the in-tree driver's: that is where pools are on
+ * by default.  The API moved from <net/page_pool.h> to
+ * <net/page_pool/helpers.h> in 6.6.
+ */
+#if defined(VNET_HAVE_PAGE_POOL_HELPERS_H) && IS_ENABLED(CONFIG_PAGE_POOL)
+#include <net/page_pool/helpers.h>
+#define VNET_CAN_PAGE_POOL	1
+#elif defined(VNET_HAVE_PAGE_POOL_FRAG) && IS_ENABLED(CONFIG_PAGE_POOL)
+#include <net/page_pool.h>
+#define VNET_CAN_PAGE_POOL	1
+#else
+#define VNET_CAN_PAGE_POOL	0
+#endif
+
+#if VNET_CAN_PAGE_POOL && defined(VNET_HAVE_PAGE_POOL_NETDEV)
+#define VNET_PAGE_POOL_DEFAULT	true
+#else
+#define VNET_PAGE_POOL_DEFAULT	false
+#endif
+
+#if VNET_CAN_PAGE_POOL
+/* What pool creation needs beyond size and node, per kernel. */
+static inline void vnet_page_pool_link(struct page_pool_params *pp,
+				       struct net_device *dev,
+				       struct napi_struct *napi)
+{
+#ifdef PP_FLAG_PAGE_FRAG
+	pp->flags |= PP_FLAG_PAGE_FRAG;
+#endif
+#ifdef VNET_HAVE_PAGE_POOL_NETDEV
+	pp->netdev = dev;
+	pp->napi = napi;
+#endif
+}
+#else
+struct page_pool;
+#endif
+
+/* Mark @skb when its head or fragments may be pages of @pp. */
+static inline void vnet_skb_mark_recycle(struct page_pool *pp,
+					 struct sk_buff *skb)
+{
+#if VNET_CAN_PAGE_POOL
+	if (pp)
+		skb_mark_for_recycle(skb);
+#endif
+}
+
 /* Per-RX-queue sysfs attributes moved to <net/netdev_rx_queue.h> (6.6). */
 #ifdef VNET_HAVE_NETDEV_RX_QUEUE_H
 #include <net/netdev_rx_queue.h>

@@ -199,6 +199,16 @@ probe VIRTQUEUE_RESET_DONE include/linux/virtio.h \
 probe VQ_MAP_SINGLE include/linux/virtio.h \
 	'dma_addr_t virtqueue_map_single_attrs\(' - \
 	'virtqueue_map_single_attrs() (virtqueue_dma_map_single_attrs())'
+probe PAGE_POOL_HELPERS_H include/net/page_pool/helpers.h \
+	'page_pool_dev_alloc_frag\(' 'page_pool_dev_alloc_frag' \
+	'page pool API in net/page_pool/helpers.h (net/page_pool.h)'
+probe PAGE_POOL_FRAG include/net/page_pool.h \
+	'struct page \*page_pool_alloc_frag\(' 'page_pool_alloc_frag' \
+	'page pool fragments in net/page_pool.h, PP_FLAG_PAGE_FRAG (none)'
+probe PAGE_POOL_NETDEV include/net/page_pool/types.h \
+	'struct page_pool_params \{[^}]*struct napi_struct \*napi;[^}]*struct net_device \*netdev;' \
+	'struct net_device \*netdev;' \
+	'receive page pools listed over netlink with their NAPI (not listed)'
 
 if [ "$report" -eq 0 ]; then
 	[ "$failed" -eq 0 ] || printf ' VNET_PROBE_FAILED'
