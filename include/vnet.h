@@ -122,7 +122,12 @@ struct vnet_rq {
 	struct napi_struct napi;
 	struct vnet_qp *qp;
 
-	/* Page fragment cache that small and mergeable buffers come from. */
+	/*
+	 * Where small and mergeable buffers come from: the queue's page pool
+	 * (rx_page_pool, probe to remove; NULL without one), else the page
+	 * fragment cache.
+	 */
+	struct page_pool *pp;
 	struct page_frag frag;
 	/* Spare pages for big-packet chains, linked through page->private. */
 	struct page *spare_pages;
@@ -418,6 +423,8 @@ struct vnet_options {
 	int rx_frames;
 	bool adaptive_rx;
 	int rx_usecs_high;
+	/* Receive buffers from a page pool per queue (compat.h). */
+	bool rx_page_pool;
 };
 
 extern struct vnet_options vnet_opts;
@@ -481,7 +488,12 @@ unsigned int vnet_rx_mrg_len(struct vnet_rq *rq);
 void vnet_rx_bad(struct vnet_rq *rq, u64_stats_t *ctr, const char *why,
 		 unsigned int val);
 void vnet_rx_drain(struct vnet_rq *rq, unsigned int n);
-bool vnet_rx_append(struct sk_buff *head, struct sk_buff **curr,
+void vnet_rx_put_page(struct vnet_rq *rq, struct page *page, bool napi);
+void *vnet_rx_alloc_page(struct vnet_rq *rq);
+int vnet_rx_pools_create(struct vnet *vi);
+void vnet_rx_pools_destroy(struct vnet *vi);
+bool vnet_rx_append(struct page_pool *pp, struct sk_buff *head,
+		    struct sk_buff **curr,
 		    struct page *page, unsigned int off,
 		    unsigned int len, unsigned int truesize);
 void vnet_rx_deliver(struct vnet_rq *rq, struct sk_buff *skb,

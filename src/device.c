@@ -353,6 +353,10 @@ static int vnet_probe(struct virtio_device *vdev)
 	err = vnet_vqs_init(vi);
 	if (err)
 		goto free_qps;
+	/* Probe to remove: buffers go back to them across freeze/restore. */
+	err = vnet_rx_pools_create(vi);
+	if (err)
+		goto free_vqs;
 	vnet_probe_coal(vi);
 
 	vi->curr_pairs = vnet_default_pairs(max_pairs, num_online_cpus(),
@@ -402,9 +406,10 @@ static int vnet_probe(struct virtio_device *vdev)
 
 	vnet_affinity_start(vi);
 
-	netdev_info(dev, "virtio-net-dkms %s: %u of %u queue pairs, %s receive buffers, MTU %u..%u\n",
+	netdev_info(dev, "virtio-net-dkms %s: %u of %u queue pairs, %s receive buffers%s, MTU %u..%u\n",
 		    VNET_VERSION, vi->curr_pairs, max_pairs,
-		    vnet_rx_mode_names[vi->rx_mode], dev->min_mtu,
+		    vnet_rx_mode_names[vi->rx_mode],
+		    vi->qp[0].rq.pp ? " from page pools" : "", dev->min_mtu,
 		    dev->max_mtu);
 	return 0;
 
@@ -412,6 +417,7 @@ free_vqs:
 	vnet_failover_remove(vi);
 	vnet_rss_free(vi);
 	vnet_vqs_teardown(vi);
+	vnet_rx_pools_destroy(vi);
 free_qps:
 	vnet_affinity_free(vi);
 	vnet_qps_free(vi);
@@ -433,6 +439,7 @@ static void vnet_remove(struct virtio_device *vdev)
 	vnet_rss_stop(vi);
 	vnet_rx_mode_enable(vi, false);
 	vnet_vqs_teardown(vi);
+	vnet_rx_pools_destroy(vi);
 	vnet_affinity_free(vi);
 	vnet_qps_free(vi);
 	vnet_rss_free(vi);

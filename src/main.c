@@ -30,6 +30,7 @@ struct vnet_options vnet_opts = {
 	.rx_frames = VNET_RX_FRAMES_DEFAULT,
 	.adaptive_rx = VNET_RX_ADAPTIVE_DEFAULT,
 	.rx_usecs_high = VNET_RX_USECS_HIGH_DEFAULT,
+	.rx_page_pool = VNET_PAGE_POOL_DEFAULT,
 };
 
 struct vnet_bool_opt {
@@ -202,6 +203,40 @@ static struct vnet_int_opt vnet_opt_rx_usecs_high = {
 module_param_cb(rx_usecs_high, &vnet_int_ops, &vnet_opt_rx_usecs_high, 0444);
 MODULE_PARM_DESC(rx_usecs_high,
 		 "Adaptive: longest receive deferral for bulk streams (large segments), 0..10000 us; 0 = none (default 8000)");
+
+/*
+ * Receive page pools: on by default where the kernel lists pools over
+ * netlink (6.8 on), possible where it has page pool fragments (compat.h);
+ * asked for on a kernel without them, the option stays N with a warning.
+ */
+static int vnet_opt_set_page_pool(const char *val,
+				  const struct kernel_param *kp)
+{
+	bool on;
+
+	if (vnet_parse_bool(val, &on)) {
+		pr_warn("invalid value '%s' for option %s, using the default %c\n",
+			val ? val : "", kp->name,
+			VNET_PAGE_POOL_DEFAULT ? 'Y' : 'N');
+		on = VNET_PAGE_POOL_DEFAULT;
+	}
+	if (on && !VNET_CAN_PAGE_POOL) {
+		pr_warn("option %s=%s: this kernel has no page pool fragments, using N\n",
+			kp->name, val);
+		on = false;
+	}
+	vnet_opts.rx_page_pool = on;
+	return 0;
+}
+
+static const struct kernel_param_ops vnet_page_pool_ops = {
+	.set = vnet_opt_set_page_pool,
+	.get = param_get_bool,
+};
+module_param_cb(rx_page_pool, &vnet_page_pool_ops, &vnet_opts.rx_page_pool,
+		0444);
+MODULE_PARM_DESC(rx_page_pool,
+		 "Receive small and mergeable buffers from a page pool per queue (default Y where pools are listed over netlink, 6.8 on)");
 
 static int __init vnet_init(void)
 {

@@ -9,6 +9,9 @@
  *    span several, the header says how many (num_buffers);
  *  - big: a chain of whole pages per frame (header in the first page),
  *    for devices that send large frames but cannot merge buffers.
+ * Small and mergeable chunks come from the queue's page pool when it has
+ * one (rx_page_pool): every reference to such a page then goes back
+ * through the pool, and skbs built on them are marked for recycling.
  * Everything the device reports (used length, buffer count, header) is
  * validated before use; a bad frame is dropped and counted by reason.
  */
@@ -60,6 +63,125 @@ static struct page *vnet_take_page(struct vnet_rq *rq, gfp_t gfp)
 	return alloc_page(gfp);
 }
 
+/* --- page pools --- */
+
+#if VNET_CAN_PAGE_POOL
+/*
+ * One pool per receive queue for small and mergeable buffers, sized for
+ * the ring as probed (its largest size: ethtool -G only shrinks it from
+ * there, so the pool outlives resizes).  The pool does no DMA mapping;
+ * the virtqueue maps each buffer as it is posted.
+ */
+int vnet_rx_pools_create(struct vnet *vi)
+{
+	struct page_pool_params pp;
+	struct page_pool *pool;
+	unsigned int i;
+
+	if (!vnet_opts.rx_page_pool || vi->rx_mode == VNET_RX_BIG)
+		return 0;
+	for (i = 0; i < vi->max_pairs; i++) {
+		struct vnet_rq *rq = &vi->qp[i].rq;
+
+		memset(&pp, 0, sizeof(pp));
+		pp.order = 0;
+		pp.pool_size = virtqueue_get_vring_size(rq->vq);
+		pp.nid = dev_to_node(vi->vdev->dev.parent);
+		vnet_page_pool_link(&pp, vi->dev, &rq->napi);
+		pool = page_pool_create(&pp);
+		if (IS_ERR(pool)) {
+			vnet_rx_pools_destroy(vi);
+			return PTR_ERR(pool);
+		}
+		rq->pp = pool;
+	}
+	return 0;
+}
+
+/*
+ * After every buffer left the rings and with each queue's NAPI off.  A
+ * pool whose pages are still held (by skbs in sockets, XDP frames in
+ * flight) lingers until the last one comes back.
+ */
+void vnet_rx_pools_destroy(struct vnet *vi)
+{
+	unsigned int i;
+
+	for (i = 0; i < vi->max_pairs; i++) {
+		struct vnet_rq *rq = &vi->qp[i].rq;
+
+		if (rq->pp) {
+			page_pool_destroy(rq->pp);
+			rq->pp = NULL;
+		}
+	}
+}
+#else
+int vnet_rx_pools_create(struct vnet *vi)
+{
+	return 0;
+}
+
+void vnet_rx_pools_destroy(struct vnet *vi)
+{
+}
+#endif
+
+/*
+ * Drop one reference to a receive buffer's page.  @napi: called from the
+ * queue's own poll, where the pool may recycle without locking.
+ */
+void vnet_rx_put_page(struct vnet_rq *rq, struct page *page, bool napi)
+{
+#if VNET_CAN_PAGE_POOL
+	if (rq->pp) {
+		page_pool_put_page(rq->pp, page, -1, napi);
+		return;
+	}
+#endif
+	put_page(page);
+}
+
+/* @size bytes for a small or mergeable buffer. */
+static char *vnet_rx_alloc(struct vnet_rq *rq, unsigned int size, gfp_t gfp)
+{
+	struct page_frag *frag = &rq->frag;
+	char *buf;
+
+#if VNET_CAN_PAGE_POOL
+	if (rq->pp) {
+		unsigned int off;
+		struct page *page;
+
+		page = page_pool_alloc_frag(rq->pp, &off, size, gfp);
+		return page ? (char *)page_address(page) + off : NULL;
+	}
+#endif
+	if (unlikely(!skb_page_frag_refill(size, frag, gfp)))
+		return NULL;
+	buf = (char *)page_address(frag->page) + frag->offset;
+	get_page(frag->page);
+	frag->offset += size;
+	return buf;
+}
+
+/*
+ * A whole page for a frame that XDP needs in one piece (receive poll):
+ * from the pool when the queue has one, as XDP frames of a pool queue
+ * are returned to it.
+ */
+void *vnet_rx_alloc_page(struct vnet_rq *rq)
+{
+	struct page *page;
+
+#if VNET_CAN_PAGE_POOL
+	if (rq->pp)
+		return vnet_rx_alloc(rq, PAGE_SIZE, GFP_ATOMIC);
+#endif
+	page = alloc_page(GFP_ATOMIC);
+	return page ? page_address(page) : NULL;
+}
+
 /* --- posting buffers --- */
 
 static int vnet_add_small(struct vnet_rq *rq, gfp_t gfp)
@@ -67,22 +189,19 @@ static int vnet_add_small(struct vnet_rq *rq, gfp_t gfp)
 	struct vnet *vi = rq->qp->vi;
 	unsigned int room = READ_ONCE(vi->xdp_headroom);
 	unsigned int truesize = vnet_small_truesize(vi, room);
-	struct page_frag *frag = &rq->frag;
 	char *buf;
 	int err;
 
-	if (unlikely(!skb_page_frag_refill(truesize, frag, gfp)))
+	buf = vnet_rx_alloc(rq, truesize, gfp);
+	if (unlikely(!buf))
 		return -ENOMEM;
-	buf = (char *)page_address(frag->page) + frag->offset;
-	get_page(frag->page);
-	frag->offset += truesize;
 
 	sg_init_one(rq->sg, buf + VNET_RX_PAD + room,
 		    vi->hdr_len + VNET_GOOD_FRAME_LEN);
 	err = virtqueue_add_inbuf_ctx(rq->vq, rq->sg, 1, buf,
 				      vnet_rx_ctx(truesize, room), gfp);
 	if (err < 0)
-		put_page(virt_to_head_page(buf));
+		vnet_rx_put_page(rq, virt_to_head_page(buf), false);
 	return err;
 }
 
@@ -122,14 +241,13 @@ static int vnet_add_mergeable(struct vnet_rq *rq, gfp_t gfp)
 
 	len = vnet_rx_mrg_len_room(rq, room);
 	alloc = room + len + tail;
-	if (unlikely(!skb_page_frag_refill(alloc, frag, gfp)))
+	buf = vnet_rx_alloc(rq, alloc, gfp);
+	if (unlikely(!buf))
 		return -ENOMEM;
-	buf = (char *)page_address(frag->page) + frag->offset + room;
-	get_page(frag->page);
-	frag->offset += alloc;
+	buf += room;
 	/* A tail too short for another buffer goes to this one. */
 	hole = frag->size - frag->offset;
-	if (hole < alloc) {
+	if (!rq->pp && hole < alloc) {
 		len += hole;
 		frag->offset += hole;
 	}
@@ -138,7 +256,7 @@ static int vnet_add_mergeable(struct vnet_rq *rq, gfp_t gfp)
 	err = virtqueue_add_inbuf_ctx(rq->vq, rq->sg, 1, buf,
 				      vnet_rx_ctx(len, room), gfp);
 	if (err < 0)
-		put_page(virt_to_head_page(buf));
+		vnet_rx_put_page(rq, virt_to_head_page(buf), false);
 	return err;
 }
 
@@ -243,24 +361,31 @@ void vnet_rx_drain(struct vnet_rq *rq, unsigned int n)
 		buf = virtqueue_get_buf(rq->vq, &len);
 		if (!buf)
 			break;
-		put_page(virt_to_head_page(buf));
+		vnet_rx_put_page(rq, virt_to_head_page(buf), true);
 	}
 }
 
 /*
  * Attach @len bytes at @page + @off to the frame.  Adjacent chunks of the
  * same page merge into one fragment; when a skb's fragment slots are full
- * the frame continues in skbs chained on the head's frag_list.
+ * the frame continues in skbs chained on the head's frag_list.  @pp: the
+ * page pool @page comes from, NULL for a page of its own; the caller
+ * marked @head for recycling then, this marks what it chains on.
  */
-bool vnet_rx_append(struct sk_buff *head, struct sk_buff **curr,
-		    struct page *page, unsigned int off,
+bool vnet_rx_append(struct page_pool *pp, struct sk_buff *head,
+		    struct sk_buff **curr, struct page *page, unsigned int off,
 		    unsigned int len, unsigned int truesize)
 {
 	struct sk_buff *skb = *curr;
 	int nr = skb_shinfo(skb)->nr_frags;
 
 	if (skb_can_coalesce(skb, nr, page, off)) {
-		put_page(page);
+#if VNET_CAN_PAGE_POOL
+		if (pp)
+			page_pool_put_page(pp, page, -1, true);
+		else
+#endif
+			put_page(page);
 		skb_coalesce_rx_frag(skb, nr - 1, len, truesize);
 	} else {
 		if (nr == MAX_SKB_FRAGS) {
@@ -268,6 +393,7 @@ bool vnet_rx_append(struct sk_buff *head, struct sk_buff **curr,
 
 			if (unlikely(!nskb))
 				return false;
+			vnet_skb_mark_recycle(pp, nskb);
 			if (skb == head)
 				skb_shinfo(head)->frag_list = nskb;
 			else
@@ -307,11 +433,12 @@ static struct sk_buff *vnet_rx_small(struct vnet_rq *rq, void *buf, void *ctx,
 		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
 		goto drop;
 	}
+	vnet_skb_mark_recycle(rq->pp, skb);
 	skb_reserve(skb, pad + vi->hdr_len);
 	skb_put(skb, len - vi->hdr_len);
 	return skb;
 drop:
-	put_page(virt_to_head_page(buf));
+	vnet_rx_put_page(rq, virt_to_head_page(buf), true);
 	return NULL;
 }
 
@@ -379,7 +506,7 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 	if (len < vi->hdr_len) {
 		/* Not even a header: num_buffers is unknown, drop just this. */
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
-		put_page(page);
+		vnet_rx_put_page(rq, page, true);
 		return NULL;
 	}
 	memcpy(hdr, buf, vi->hdr_len);
@@ -387,13 +514,13 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 	if (vnet_rx_check_num_buffers(left, ring)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad num_buffers",
 			    left);
-		put_page(page);
+		vnet_rx_put_page(rq, page, true);
 		return NULL;
 	}
 	left--;
 	if (vnet_rx_check_first(len, vi->hdr_len, truesize)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
-		put_page(page);
+		vnet_rx_put_page(rq, page, true);
 		vnet_rx_drain(rq, left);
 		return NULL;
 	}
@@ -401,20 +528,21 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 	skb = napi_alloc_skb(&rq->napi, VNET_COPY_LEN);
 	if (unlikely(!skb)) {
 		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
-		put_page(page);
+		vnet_rx_put_page(rq, page, true);
 		vnet_rx_drain(rq, left);
 		return NULL;
 	}
 	data = (char *)buf + vi->hdr_len;
 	dlen = len - vi->hdr_len;
 	copy = dlen <= VNET_COPY_LEN ? dlen : ETH_HLEN;
+	vnet_skb_mark_recycle(rq->pp, skb);
 	skb_put_data(skb, data, copy);
 	if (dlen > copy)
 		skb_add_rx_frag(skb, 0, page,
 				data + copy - (char *)page_address(page),
 				dlen - copy, truesize);
 	else
-		put_page(page);
+		vnet_rx_put_page(rq, page, true);
 
 	curr = skb;
 	while (left) {
@@ -430,19 +558,19 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 		if (vnet_rx_check_more(len, truesize)) {
 			vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length",
 				    len);
-			put_page(page);
+			vnet_rx_put_page(rq, page, true);
 			vnet_rx_drain(rq, left);
 			goto drop;
 		}
 		if (!len) {
-			put_page(page);
+			vnet_rx_put_page(rq, page, true);
 			continue;
 		}
-		if (!vnet_rx_append(skb, &curr, page,
+		if (!vnet_rx_append(rq->pp, skb, &curr, page,
 				    (char *)buf - (char *)page_address(page),
 				    len, truesize)) {
 			vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
-			put_page(page);
+			vnet_rx_put_page(rq, page, true);
 			vnet_rx_drain(rq, left);
 			goto drop;
 		}
@@ -619,7 +747,7 @@ void vnet_rx_free_buf(struct vnet_rq *rq, void *buf)
 	else if (rq->qp->vi->rx_mode == VNET_RX_BIG)
 		vnet_give_pages(rq, buf);
 	else
-		put_page(virt_to_head_page(buf));
+		vnet_rx_put_page(rq, virt_to_head_page(buf), false);
 }
 
 /* Release the page cache and spare pages of a queue. */

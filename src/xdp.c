@@ -180,29 +180,33 @@ static unsigned int vnet_xdp_page_frame(void)
 }
 
 /* Give back a received buffer and its fragments (drop, failure). */
-static void vnet_xdp_buff_free(struct xdp_buff *xdp)
+static void vnet_xdp_buff_free(struct vnet_rq *rq, struct xdp_buff *xdp)
 {
 	struct skb_shared_info *sinfo = vnet_xdp_buff_sinfo(xdp);
 	unsigned int i;
 
 	for (i = 0; sinfo && i < sinfo->nr_frags; i++)
-		put_page(skb_frag_page(&sinfo->frags[i]));
-	put_page(virt_to_head_page(xdp->data_hard_start));
+		vnet_rx_put_page(rq, skb_frag_page(&sinfo->frags[i]), true);
+	vnet_rx_put_page(rq, virt_to_head_page(xdp->data_hard_start), true);
 }
 
-/* A page of our own: XDP headroom, then @len bytes copied from @src. */
+/*
+ * A page of our own (of the queue's pool, if any, as every page of an
+ * XDP frame goes back there): XDP headroom, then @len bytes copied from
+ * @src.
+ */
 static bool vnet_xdp_copy_start(struct vnet_rq *rq, const void *src,
 				unsigned int len, struct xdp_buff *xdp)
 {
-	struct page *page = alloc_page(GFP_ATOMIC);
+	u8 *va = vnet_rx_alloc_page(rq);
 
-	if (unlikely(!page)) {
+	if (unlikely(!va)) {
 		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
 		return false;
 	}
-	memcpy((u8 *)page_address(page) + XDP_PACKET_HEADROOM, src, len);
-	vnet_xdp_buff_init(xdp, page_address(page), XDP_PACKET_HEADROOM, len,
-			   PAGE_SIZE, &rq->xdp_rxq);
+	memcpy(va + XDP_PACKET_HEADROOM, src, len);
+	vnet_xdp_buff_init(xdp, va, XDP_PACKET_HEADROOM, len, PAGE_SIZE,
+			   &rq->xdp_rxq);
 	return true;
 }
 
@@ -218,7 +222,7 @@ static bool vnet_xdp_small(struct vnet_rq *rq, void *buf, void *ctx,
 	if (vnet_rx_check_first(len, vi->hdr_len,
 				vi->hdr_len + VNET_GOOD_FRAME_LEN)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
-		put_page(virt_to_head_page(buf));
+		vnet_rx_put_page(rq, virt_to_head_page(buf), true);
 		return false;
 	}
 	memcpy(hdr, (u8 *)buf + off, vi->hdr_len);
@@ -231,7 +235,7 @@ static bool vnet_xdp_small(struct vnet_rq *rq, void *buf, void *ctx,
 	/* posted before the program came: no room for it */
 	ok = vnet_xdp_copy_start(rq, (u8 *)buf + off + vi->hdr_len,
 				 len - vi->hdr_len, xdp);
-	put_page(virt_to_head_page(buf));
+	vnet_rx_put_page(rq, virt_to_head_page(buf), true);
 	return ok;
 }
 
@@ -262,16 +266,16 @@ static bool vnet_xdp_mrg_first(struct vnet_rq *rq, void *buf, void *ctx,
 	if (!frags && dlen > max) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len,
 			    "frame too long for XDP", len);
-		put_page(page);
+		vnet_rx_put_page(rq, page, true);
 		return false;
 	}
 	copy = min(dlen, max);
 	if (!vnet_xdp_copy_start(rq, data, copy, xdp)) {
-		put_page(page);
+		vnet_rx_put_page(rq, page, true);
 		return false;
 	}
 	if (copy == dlen) {
-		put_page(page);
+		vnet_rx_put_page(rq, page, true);
 		return true;
 	}
 	/* the rest of this buffer: the first fragment, keeps the page */
@@ -294,7 +298,7 @@ static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
 
 	if (len < vi->hdr_len) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
-		put_page(virt_to_head_page(buf));
+		vnet_rx_put_page(rq, virt_to_head_page(buf), true);
 		return false;
 	}
 	memcpy(hdr, buf, vi->hdr_len);
@@ -302,13 +306,13 @@ static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
 	if (vnet_rx_check_num_buffers(left, virtqueue_get_vring_size(rq->vq))) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad num_buffers",
 			    left);
-		put_page(virt_to_head_page(buf));
+		vnet_rx_put_page(rq, virt_to_head_page(buf), true);
 		return false;
 	}
 	left--;
 	if (vnet_rx_check_first(len, vi->hdr_len, vnet_rx_ctx_truesize(ctx))) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
-		put_page(virt_to_head_page(buf));
+		vnet_rx_put_page(rq, virt_to_head_page(buf), true);
 		vnet_rx_drain(rq, left);
 		return false;
 	}
@@ -334,11 +338,11 @@ static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
 			goto drop_next;
 		}
 		if (!more) {
-			put_page(page);
+			vnet_rx_put_page(rq, page, true);
 		} else if (!frags) {
 			memcpy(xdp->data_end, next, more);
 			xdp->data_end += more;
-			put_page(page);
+			vnet_rx_put_page(rq, page, true);
 		} else if (vnet_xdp_buff_add_frag(xdp, page,
 						  (u8 *)next - (u8 *)page_address(page),
 						  more)) {
@@ -352,10 +356,10 @@ static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
 	return true;
 
 drop_next:
-	put_page(page);
+	vnet_rx_put_page(rq, page, true);
 	vnet_rx_drain(rq, left);
 drop:
-	vnet_xdp_buff_free(xdp);
+	vnet_xdp_buff_free(rq, xdp);
 	return false;
 }
 
@@ -377,9 +381,10 @@ static void vnet_xdp_pass(struct vnet_rq *rq, struct xdp_buff *xdp,
 	skb = build_skb(xdp->data_hard_start, xdp->frame_sz);
 	if (unlikely(!skb)) {
 		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
-		vnet_xdp_buff_free(xdp);
+		vnet_xdp_buff_free(rq, xdp);
 		return;
 	}
+	vnet_skb_mark_recycle(rq->pp, skb);
 	skb_reserve(skb, xdp->data - xdp->data_hard_start);
 	skb_put(skb, xdp->data_end - xdp->data);
 	if (meta)
@@ -495,7 +500,7 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 	if (!ok)
 		goto out;
 	if (vnet_xdp_hdr_offloaded(rq, &hdr)) {
-		vnet_xdp_buff_free(&xdp);
+		vnet_xdp_buff_free(rq, &xdp);
 		goto out;
 	}
 	flen = vnet_xdp_len(&xdp);
@@ -511,7 +516,7 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 		vnet_xdp_pass(rq, &xdp, frags_truesize, &hdr);
 		break;
 	case VNET_XDP_DROP:
-		vnet_xdp_buff_free(&xdp);
+		vnet_xdp_buff_free(rq, &xdp);
 		break;
 	case VNET_XDP_DONE:
 		break;
@@ -553,10 +558,13 @@ static int vnet_xdp_rxq_reg_all(struct vnet *vi)
 
 		err = vnet_xdp_rxq_reg(&rq->xdp_rxq, vi->dev, i,
 				       rq->napi.napi_id);
+		/* XDP frames go back where their pages came from. */
 		if (!err) {
 			err = xdp_rxq_info_reg_mem_model(&rq->xdp_rxq,
+							 rq->pp ?
+							 MEM_TYPE_PAGE_POOL :
 							 MEM_TYPE_PAGE_SHARED,
-							 NULL);
+							 rq->pp);
 			if (err)
 				xdp_rxq_info_unreg(&rq->xdp_rxq);
 		}

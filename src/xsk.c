@@ -165,7 +165,7 @@ static struct sk_buff *vnet_xsk_rx_skb(struct vnet_rq *rq,
 		if (!frag)
 			continue;
 		page = virt_to_head_page(frag);
-		if (!vnet_rx_append(skb, &curr, page,
+		if (!vnet_rx_append(NULL, skb, &curr, page,
 				    (u8 *)frag - (u8 *)page_address(page), len,
 				    len)) {
 			vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
