@@ -25,7 +25,7 @@ from harness.runner import Runner  # noqa: E402
 from harness.util import set_verbose  # noqa: E402
 from suites import affinity, faults, functional  # noqa: E402
 from suites import harness as harness_suite  # noqa: E402
-from suites import failover, parity, rss, udp_tunnel, uso, xdp, xsk  # noqa: E402,F401  (add to functional)
+from suites import failover, page_pool, parity, rss, udp_tunnel, uso, xdp, xsk  # noqa: E402,F401  (add to functional)
 
 
 SUITES = {"functional": functional.suite, "harness": harness_suite.suite,

@@ -563,6 +563,36 @@ def nl_qstats_names(g: Guest, nic: int = 0) -> dict[str, list[str]] | None:
     return {k if k == "device" else f"{k[0]} {k[1]}": sorted(v) for k, v in qs.items()}
 
 
+def nl_pools(g: Guest) -> list[dict] | None:
+    """page-pool-get dump (6.8+), every pool of every device: [{id: N,
+    ifindex: N, napi-id: N, inflight: N, detach-time: N, ...}]; a pool shows
+    detach-time once its driver destroyed it while pages were still out.
+    None where the kernel lists no pools."""
+    out = _nl(g, "pools lo")
+    if out is None:
+        return None
+    res = []
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) >= 2 and w[0] == "pool":
+            res.append({"id": int(w[1]), **_nl_fields(w[2:])})
+    return res
+
+
+def nl_pool_stats(g: Guest) -> dict[int, dict] | None:
+    """page-pool-stats-get dump (CONFIG_PAGE_POOL_STATS): {pool id: {alloc-fast:
+    N, ...}}; None where the kernel has none."""
+    out = _nl(g, "pool-stats lo")
+    if out is None:
+        return None
+    res = {}
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) >= 2 and w[0] == "pool" and w[1].isdigit():
+            res[int(w[1])] = _nl_fields(w[2:])
+    return res
+
+
 def nl_napi_set(g: Guest, napi_id: int, **settings: int) -> bool:
     """napi-set (6.13+); False where the kernel has no such operation."""
     args = " ".join(f"{k.replace('_', '-')} {v}" for k, v in settings.items())

@@ -12,6 +12,11 @@
  *   vnet-nl qstats IFNAME     qstats-get, device scope then per queue:
  *                             "device NAME=N..." and "rx|tx ID NAME=N..."
  *                             (an attribute this tool has no name for: attrT=N)
+ *   vnet-nl pools IFNAME      page-pool-get dump, every pool of every device:
+ *                             "pool ID [ifindex=N] [napi-id=N] [inflight=N]
+ *                             [inflight-mem=N] [detach-time=N]"
+ *   vnet-nl pool-stats IFNAME page-pool-stats-get dump, every pool:
+ *                             "pool ID [ifindex=N] NAME=N..."
  *
  * Only attributes the kernel sent are printed.  Exit status 2 when the
  * kernel has no netdev family or not this operation, 1 on other errors.
@@ -32,7 +37,8 @@
 #include <linux/netlink.h>
 
 enum {
-	CMD_DEV_GET = 1, CMD_QUEUE_GET = 10, CMD_NAPI_GET = 11,
+	CMD_DEV_GET = 1, CMD_PAGE_POOL_GET = 5, CMD_PAGE_POOL_STATS_GET = 9,
+	CMD_QUEUE_GET = 10, CMD_NAPI_GET = 11,
 	CMD_QSTATS_GET = 12, CMD_NAPI_SET = 14,
 };
 
@@ -66,6 +72,28 @@ static const struct attr_name queue_attrs[] = {
 	[6] = { "io-uring", ATTR_FLAG },
 	[7] = { "xsk", ATTR_FLAG },
 	[8] = { "lease", ATTR_FLAG },
+};
+
+static const struct attr_name pool_attrs[] = {
+	[2] = { "ifindex", ATTR_U },
+	[3] = { "napi-id", ATTR_U },
+	[4] = { "inflight", ATTR_U },
+	[5] = { "inflight-mem", ATTR_U },
+	[6] = { "detach-time", ATTR_U },
+};
+
+static const struct attr_name pool_stat_attrs[] = {
+	[8] = { "alloc-fast", ATTR_U },
+	[9] = { "alloc-slow", ATTR_U },
+	[10] = { "alloc-slow-high-order", ATTR_U },
+	[11] = { "alloc-empty", ATTR_U },
+	[12] = { "alloc-refill", ATTR_U },
+	[13] = { "alloc-waive", ATTR_U },
+	[14] = { "recycle-cached", ATTR_U },
+	[15] = { "recycle-cache-full", ATTR_U },
+	[16] = { "recycle-ring", ATTR_U },
+	[17] = { "recycle-ring-full", ATTR_U },
+	[18] = { "recycle-released-refcnt", ATTR_U },
 };
 
 static const char *const qstat_names[] = {
@@ -271,9 +299,44 @@ static void qstats_cb(struct nlmsghdr *nh)
 	printf("\n");
 }
 
+static void pool_cb(struct nlmsghdr *nh)
+{
+	printf("pool %llu", (unsigned long long)find_attr(nh, 1, 0));
+	print_attrs(nh, pool_attrs, N(pool_attrs), " ");
+	printf("\n");
+}
+
+/* The pool's id and ifindex are nested in the info attribute (1). */
+static void pool_stats_cb(struct nlmsghdr *nh)
+{
+	struct nlattr *na, *in;
+	int len, ilen;
+
+	printf("pool");
+	for_each_attr(na, nh, len) {
+		if ((na->nla_type & NLA_TYPE_MASK) != 1)
+			continue;
+		for (in = (struct nlattr *)((char *)na + NLA_HDRLEN),
+		     ilen = na->nla_len - NLA_HDRLEN;
+		     ilen >= NLA_HDRLEN && in->nla_len >= NLA_HDRLEN &&
+		     in->nla_len <= ilen;
+		     ilen -= NLA_ALIGN(in->nla_len),
+		     in = (struct nlattr *)((char *)in + NLA_ALIGN(in->nla_len))) {
+			int t = in->nla_type & NLA_TYPE_MASK;
+
+			if (t == 1)
+				printf(" %llu", (unsigned long long)attr_uint(in));
+			else if (t == 2)
+				printf(" ifindex=%llu", (unsigned long long)attr_uint(in));
+		}
+	}
+	print_attrs(nh, pool_stat_attrs, N(pool_stat_attrs), " ");
+	printf("\n");
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: vnet-nl dev|queues|napis|qstats IFNAME\n"
+	fprintf(stderr, "usage: vnet-nl dev|queues|napis|qstats|pools|pool-stats IFNAME\n"
 		"       vnet-nl napi-set ID NAME VALUE...\n");
 	return 1;
 }
@@ -357,6 +420,12 @@ int main(int argc, char **argv)
 			put_u32(nh, 4, 1);
 			rc = talk(nh, qstats_cb);
 		}
+	} else if (!strcmp(argv[1], "pools")) {
+		nh = new_msg(family, NLM_F_DUMP, CMD_PAGE_POOL_GET);
+		rc = talk(nh, pool_cb);
+	} else if (!strcmp(argv[1], "pool-stats")) {
+		nh = new_msg(family, NLM_F_DUMP, CMD_PAGE_POOL_STATS_GET);
+		rc = talk(nh, pool_stats_cb);
 	} else {
 		return usage();
 	}
