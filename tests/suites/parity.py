@@ -5,7 +5,7 @@ One guest per device configuration boots with our module; the test takes a
 snapshot of everything a user or a monitoring script reads about the
 interface (ethtool -k/-l/-g/-c/-i/-x/-n/-T/-S names, link settings,
 `ip -d link`, /sys/class/net/<if>/ and its queues/, the netdev netlink
-family's dev-get, queue-get, napi-get and qstats-get), swaps in the stock
+family's dev-get, queue-get, napi-get, qstats-get and page-pool-get), swaps in the stock
 virtio_net on the same virtio device, takes the same snapshot, and swaps
 ours back. Then:
 
@@ -99,6 +99,11 @@ def ours_lacks_zc(stock: dict, ours: dict) -> bool:
     return ours["nl"].get("dev.xdp-features.xsk-zerocopy") != "yes"
 
 
+def stock_no_pools(stock: dict, ours: dict) -> bool:
+    """The in-tree driver of this kernel has no receive page pools (before 7.x)."""
+    return stock["nl"].get("pool.count") == "0"
+
+
 def qstats_alloc_fail_only(stock: dict, ours: dict) -> bool:
     """Ours' qstats names are the in-tree ones plus rx-alloc-fail."""
     for k in ("qstats.device", "qstats.rx"):
@@ -143,6 +148,9 @@ DIFFERENCES = [
     (r"nl\.napi\.irq",
      "netlink napi-get: ours links each NAPI to its virtqueue's IRQ; the in-tree driver "
      "links none", None),
+    (r"nl\.pool\..*",
+     "netlink page-pool-get: ours takes receive buffers from a page pool per queue pair "
+     "from 6.8 on (rx_page_pool); the in-tree driver from 7.x on", stock_no_pools),
     (r"nl\.qstats\.(device|rx)",
      "netlink qstats-get: ours also reports rx-alloc-fail (receive buffers it could not "
      "allocate); the in-tree driver does not", qstats_alloc_fail_only),
@@ -314,6 +322,17 @@ def netlink_view(g) -> dict[str, str]:
         for attr in ("defer-hard-irqs", "gro-flush-timeout", "irq-suspend-timeout", "threaded"):
             res[f"napi.{attr}"] = " ".join(sorted({str(v[attr]) for v in napis.values()
                                                    if attr in v})) or "absent"
+    pools = net.nl_pools(g)
+    if pools is not None:
+        idx = int(g.run_ok("cat /sys/class/net/$(vnet ifname 0)/ifindex").strip())
+        mine = [p for p in pools if p.get("ifindex") == idx]
+        res["pool.count"] = str(len(mine))
+        res["pool.detached"] = str(sum("detach-time" in p for p in mine))
+        if queues is not None:
+            rx_ids = [v["napi-id"] for (t, _), v in queues.items()
+                      if t == "rx" and v.get("napi-id")]
+            res["pool.rx-queue-napi"] = _how_many(
+                sum(sum(p.get("napi-id") == i for p in mine) == 1 for i in rx_ids), len(rx_ids))
     qstats = net.nl_qstats_names(g)
     if qstats is not None:
         res["qstats.device"] = " ".join(qstats.get("device", [])) or "absent"
