@@ -670,9 +670,9 @@ static inline void vnet_vq_sync_for_cpu(struct virtqueue *vq, dma_addr_t addr,
 #endif
 
 #if VNET_CAN_PAGE_POOL && defined(VNET_HAVE_PAGE_POOL_NETDEV)
-#define VNET_PAGE_POOL_DEFAULT	true
+#define VNET_PAGE_POOL_DEFAULT	1
 #else
-#define VNET_PAGE_POOL_DEFAULT	false
+#define VNET_PAGE_POOL_DEFAULT	0
 #endif
 
 #if VNET_CAN_PAGE_POOL
