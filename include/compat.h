@@ -693,6 +693,19 @@ static inline void vnet_page_pool_link(struct page_pool_params *pp,
 struct page_pool;
 #endif
 
+/* Drop one reference to @page, a page of @pp (NULL: a page of its own). */
+static inline void vnet_pp_put_page(struct page_pool *pp, struct page *page,
+				    bool napi)
+{
+#if VNET_CAN_PAGE_POOL
+	if (pp) {
+		page_pool_put_page(pp, page, -1, napi);
+		return;
+	}
+#endif
+	put_page(page);
+}
+
 /* Mark @skb when its head or fragments may be pages of @pp. */
 static inline void vnet_skb_mark_recycle(struct page_pool *pp,
 					 struct sk_buff *skb)

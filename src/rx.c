@@ -133,13 +133,7 @@ void vnet_rx_pools_destroy(struct vnet *vi)
  */
 void vnet_rx_put_page(struct vnet_rq *rq, struct page *page, bool napi)
 {
-#if VNET_CAN_PAGE_POOL
-	if (rq->pp) {
-		page_pool_put_page(rq->pp, page, -1, napi);
-		return;
-	}
-#endif
-	put_page(page);
+	vnet_pp_put_page(rq->pp, page, napi);
 }
 
 /* @size bytes for a small or mergeable buffer. */
@@ -380,12 +374,7 @@ bool vnet_rx_append(struct page_pool *pp, struct sk_buff *head,
 	int nr = skb_shinfo(skb)->nr_frags;
 
 	if (skb_can_coalesce(skb, nr, page, off)) {
-#if VNET_CAN_PAGE_POOL
-		if (pp)
-			page_pool_put_page(pp, page, -1, true);
-		else
-#endif
-			put_page(page);
+		vnet_pp_put_page(pp, page, true);
 		skb_coalesce_rx_frag(skb, nr - 1, len, truesize);
 	} else {
 		if (nr == MAX_SKB_FRAGS) {
