@@ -278,18 +278,10 @@ def t_redirect(ctx: Ctx):
             if prog1:
                 attach(g, 1, "pass")
             try:
-                cap = g.host_bg(["python3", "-u", "-c", CAPTURE, g.nics[1].tap,
-                                 str(PORT["redirect"]), "6", "0"], name="xdp-capture")
-                time.sleep(1.0)
-                before = stats(g, 1)
-                send_udp(g, 0, PORT["redirect"], 100)
-                time.sleep(0.5)
-                after = stats(g, 1)
+                seen, sent = redirected_to_nic1(g)
             finally:
                 if prog1:
                     detach(g, 1)
-            seen = _capture_count(cap)
-            sent = total(after, "xdp_tx", "tx") - total(before, "xdp_tx", "tx")
             check(seen >= 95, f"{what}: {seen} of 100 redirected frames seen on "
                               f"{g.nics[1].tap} (nic1 tx xdp_tx +{sent})")
             notes.append(f"{what}: {seen}/100 out of nic1")
@@ -298,6 +290,20 @@ def t_redirect(ctx: Ctx):
     net.ping(g, count=2)
     net.ping(g, nic=1, count=2)
     ctx.note(", ".join(notes))
+
+
+def redirected_to_nic1(g, count: int = 100) -> tuple[int, int]:
+    """COUNT datagrams from the host to nic0's redirect port: how many left
+    through nic1 (seen on its tap), and how far nic1's XDP transmit
+    counters grew meanwhile."""
+    cap = g.host_bg(["python3", "-u", "-c", CAPTURE, g.nics[1].tap,
+                     str(PORT["redirect"]), "6", "0"], name="xdp-capture")
+    time.sleep(1.0)
+    before = stats(g, 1)
+    send_udp(g, 0, PORT["redirect"], count)
+    time.sleep(0.5)
+    after = stats(g, 1)
+    return _capture_count(cap), total(after, "xdp_tx", "tx") - total(before, "xdp_tx", "tx")
 
 
 def _capture_count(cap) -> int:

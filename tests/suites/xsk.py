@@ -356,7 +356,7 @@ def t_rmmod(ctx: Ctx):
 @suite.test("xsk.xdp", XSK, "xsk", timeout=400)
 def t_xdp(ctx: Ctx):
     """XDP_TX and XDP_REDIRECT of frames that arrive in a zero-copy socket's buffers."""
-    from .xdp import CAPTURE, PORT, _capture_count, attach, detach, send_udp, stats, total
+    from .xdp import PORT, attach, detach, redirected_to_nic1, send_udp, total
 
     g = ctx.g
     zc_rx, _ = zc_expected(ctx)
@@ -393,17 +393,9 @@ def t_xdp(ctx: Ctx):
             notes.append(f"XDP_TX {got}/100 back")
         attach(g, 0, "redirect", ifindex1)
         try:
-            cap = g.host_bg(["python3", "-u", "-c", CAPTURE, g.nics[1].tap,
-                             str(PORT["redirect"]), "6", "0"], name="xsk-xdp-capture")
-            time.sleep(1.0)
-            b1 = stats(g, 1)
-            send_udp(g, 0, PORT["redirect"], 100)
-            time.sleep(0.5)
-            a1 = stats(g, 1)
+            seen, out1 = redirected_to_nic1(g)
         finally:
             detach(g, 0)
-        seen = _capture_count(cap)
-        out1 = total(a1, "xdp_tx", "tx") - total(b1, "xdp_tx", "tx")
         if not stock_drops:
             check(seen >= 95, f"XDP_REDIRECT from the socket's buffers: {seen} of 100 frames "
                               f"seen on {g.nics[1].tap} (nic1 tx xdp_tx +{out1})")
