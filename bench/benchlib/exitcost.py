@@ -239,7 +239,7 @@ def guest_symbols(kernel: KernelImage | str, refresh: bool = False) -> dict:
                     data["xapic_icr"] = find_xapic_icr(kernel, data["symbols"])
                     _write_syms(path, data)
                 return data
-        from .guest import Guest, VMConfig
+        from harness.guest import Guest, VMConfig
         log(f"exitcost: reading /proc/kallsyms of {kernel.release} (one boot)", 0)
         with Guest(kernel, VMConfig(smp=2), driver="stock", name=f"exitcost-syms-{os.getpid()}") as g:
             g.boot()
