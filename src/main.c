@@ -236,14 +236,14 @@ static const struct kernel_param_ops vnet_page_pool_ops = {
 module_param_cb(rx_page_pool, &vnet_page_pool_ops, &vnet_opts.rx_page_pool,
 		0444);
 #if VNET_PAGE_POOL_DEFAULT
-#define VNET_PAGE_POOL_HELP	"(default Y)"
+#define VNET_PAGE_POOL_HELP	" (default Y)"
 #elif VNET_CAN_PAGE_POOL
-#define VNET_PAGE_POOL_HELP	"(default N: this kernel lists no pools over netlink)"
+#define VNET_PAGE_POOL_HELP	"; this kernel lists no pools over netlink (default N)"
 #else
-#define VNET_PAGE_POOL_HELP	"(not on this kernel: N)"
+#define VNET_PAGE_POOL_HELP	"; not on this kernel (default N)"
 #endif
 MODULE_PARM_DESC(rx_page_pool,
-		 "Receive small and mergeable buffers from a page pool per queue "
+		 "Receive small and mergeable buffers from a page pool per queue"
 		 VNET_PAGE_POOL_HELP);
 
 static int __init vnet_init(void)
