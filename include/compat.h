@@ -481,6 +481,17 @@ static inline void vnet_xdp_features(struct net_device *dev, bool rx_sg)
 #endif
 }
 
+/*
+ * XDP RX metadata: programs read the device's hash report with
+ * bpf_xdp_metadata_rx_hash() (6.3; with its hash type from 6.5, the form
+ * used here).
+ */
+#ifdef VNET_HAVE_XDP_RX_HASH_TYPE
+#define VNET_CAN_XDP_RX_HASH	1
+#else
+#define VNET_CAN_XDP_RX_HASH	0
+#endif
+
 /* AF_XDP sockets may bind this device in zero-copy mode (see xsk.c). */
 static inline void vnet_xdp_features_zc(struct net_device *dev)
 {

@@ -656,6 +656,30 @@ static inline void vnet_rx_set_hash(const struct vnet *vi, struct sk_buff *skb,
 			     vnet_rss_report_level(le16_to_cpu(hdr->hash.report)));
 }
 
+/*
+ * The buffer XDP programs run on, with the device's hash report for the
+ * metadata kfunc (bpf_xdp_metadata_rx_hash).  On a zero-copy queue the
+ * xdp_buff is the pool's and the rest lives in its private area (cb).
+ */
+struct vnet_xdp_buff {
+	struct xdp_buff xdp;
+	u32 hash;
+	u16 report;
+};
+
+/* Keep the hash report of @hdr with @xdp, for the program about to run. */
+static inline void vnet_xdp_buff_hash(const struct vnet *vi,
+				      struct xdp_buff *xdp,
+				      const union vnet_rx_hdr *hdr)
+{
+	struct vnet_xdp_buff *vx = container_of(xdp, struct vnet_xdp_buff, xdp);
+
+	if (vi->hash_report) {
+		vx->hash = le32_to_cpu(hdr->hash.value);
+		vx->report = le16_to_cpu(hdr->hash.report);
+	}
+}
+
 /* dev_stats.c */
 void vnet_dev_stats_probe(struct vnet *vi);
 struct vnet_ds_ctrs *vnet_dev_stats_get(struct vnet *vi, u16 first_pair,

@@ -214,6 +214,33 @@ static void rss_report_levels(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_rss_report_level(0xffff), PKT_HASH_TYPE_NONE);
 }
 
+/* The XDP types are fixed numbers (enum xdp_rss_hash_type): spelled out. */
+static void rss_report_xdp_types(struct kunit *test)
+{
+	static const struct {
+		u16 report;
+		u32 type;
+	} want[] = {
+		{ VIRTIO_NET_HASH_REPORT_NONE, 0 },
+		{ VIRTIO_NET_HASH_REPORT_IPv4, 0x01 },
+		{ VIRTIO_NET_HASH_REPORT_TCPv4, 0x19 },
+		{ VIRTIO_NET_HASH_REPORT_UDPv4, 0x29 },
+		{ VIRTIO_NET_HASH_REPORT_IPv6, 0x02 },
+		{ VIRTIO_NET_HASH_REPORT_TCPv6, 0x1a },
+		{ VIRTIO_NET_HASH_REPORT_UDPv6, 0x2a },
+		{ VIRTIO_NET_HASH_REPORT_IPv6_EX, 0x06 },
+		{ VIRTIO_NET_HASH_REPORT_TCPv6_EX, 0x1e },
+		{ VIRTIO_NET_HASH_REPORT_UDPv6_EX, 0x2e },
+		{ 10, 0 },
+		{ 0xffff, 0 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		KUNIT_EXPECT_EQ_MSG(test, vnet_rss_report_xdp_type(want[i].report),
+				    want[i].type, "report %u", want[i].report);
+}
+
 static struct kunit_case rss_cases[] = {
 	KUNIT_CASE(rss_limits_qemu),
 	KUNIT_CASE(rss_limits_odd_devices),
@@ -225,6 +252,7 @@ static struct kunit_case rss_cases[] = {
 	KUNIT_CASE(rss_encode_rss_config),
 	KUNIT_CASE(rss_encode_hash_config),
 	KUNIT_CASE(rss_report_levels),
+	KUNIT_CASE(rss_report_xdp_types),
 	{}
 };
 

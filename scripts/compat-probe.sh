@@ -178,6 +178,10 @@ probe XDP_WARN_DEV include/linux/filter.h \
 probe XDP_FEATURES include/linux/netdevice.h \
 	'xdp_features_t xdp_features;' 'xdp_features_t' \
 	'XDP features advertised over netlink (none)'
+probe XDP_RX_HASH_TYPE include/net/xdp.h \
+	'int \(\*xmo_rx_hash\)\(const struct xdp_md \*ctx, u32 \*hash, enum xdp_rss_hash_type \*rss_type\);' \
+	'enum xdp_rss_hash_type \{' \
+	'XDP RX hash metadata for programs, bpf_xdp_metadata_rx_hash (none)'
 probe XDP_FRAME_FRAGS include/net/xdp.h \
 	'xdp_frame_has_frags\(' 'xdp_frame_has_frags' \
 	'multi-buffer XDP, xdp.frags (single buffer only)'

@@ -41,13 +41,56 @@ bool vnet_xdp_attached(const struct vnet *vi)
 	return rcu_access_pointer(vi->xdp_prog);
 }
 
-/* Before register_netdevice(). */
+#if VNET_CAN_XDP_RX_HASH
+/*
+ * bpf_xdp_metadata_rx_hash() of a program bound to this device: the hash
+ * the device reported for the frame (struct vnet_xdp_buff), while the
+ * rxhash feature is on, as for skbs.
+ */
+static int vnet_xdp_rx_hash(const struct xdp_md *ctx, u32 *hash,
+			    enum xdp_rss_hash_type *type)
+{
+	const struct vnet_xdp_buff *vx = (const void *)ctx;
+	struct net_device *dev = vx->xdp.rxq->dev;
+	const struct vnet *vi = netdev_priv(dev);
+
+	if (!vi->hash_report || !(dev->features & NETIF_F_RXHASH))
+		return -ENODATA;
+	*hash = vx->hash;
+	*type = vnet_rss_report_xdp_type(vx->report);
+	return 0;
+}
+
+static const struct xdp_metadata_ops vnet_xdp_metadata_ops = {
+	.xmo_rx_hash = vnet_xdp_rx_hash,
+};
+
+static void vnet_xdp_metadata_probe(struct vnet *vi)
+{
+	/* policy/rss.h spells the kernel's hash types out: no bit differs */
+	BUILD_BUG_ON((VNET_XDP_RSS_L3_IPV4 ^ XDP_RSS_L3_IPV4) |
+		     (VNET_XDP_RSS_L3_IPV6 ^ XDP_RSS_L3_IPV6) |
+		     (VNET_XDP_RSS_L3_DYNHDR ^ XDP_RSS_L3_DYNHDR) |
+		     (VNET_XDP_RSS_L4 ^ XDP_RSS_L4) |
+		     (VNET_XDP_RSS_L4_TCP ^ XDP_RSS_L4_TCP) |
+		     (VNET_XDP_RSS_L4_UDP ^ XDP_RSS_L4_UDP));
+	if (vi->hash_report)
+		vi->dev->xdp_metadata_ops = &vnet_xdp_metadata_ops;
+}
+#else
+static void vnet_xdp_metadata_probe(struct vnet *vi)
+{
+}
+#endif
+
+/* Before register_netdevice(), after RSS (the hash report) is known. */
 void vnet_xdp_probe(struct vnet *vi)
 {
 	vnet_xdp_features(vi->dev, VNET_CAN_XDP_FRAGS &&
 			  vi->rx_mode == VNET_RX_MERGEABLE);
 	if (VNET_CAN_XSK)
 		vnet_xdp_features_zc(vi->dev);
+	vnet_xdp_metadata_probe(vi);
 }
 
 /* --- transmit --- */
@@ -477,9 +520,10 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int frags_truesize = 0, flen;
+	struct vnet_xdp_buff vx;
+	struct xdp_buff *xdp = &vx.xdp;
 	union vnet_rx_hdr hdr;
 	struct bpf_prog *prog;
-	struct xdp_buff xdp;
 	bool ok;
 	u32 act;
 
@@ -492,31 +536,32 @@ bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 		return false;
 	}
 	if (vi->rx_mode == VNET_RX_SMALL)
-		ok = vnet_xdp_small(rq, buf, ctx, len, &hdr, &xdp);
+		ok = vnet_xdp_small(rq, buf, ctx, len, &hdr, xdp);
 	else
 		ok = vnet_xdp_mergeable(rq, buf, ctx, len, &hdr,
-					vnet_xdp_prog_frags(prog), &xdp,
+					vnet_xdp_prog_frags(prog), xdp,
 					&frags_truesize);
 	if (!ok)
 		goto out;
 	if (vnet_xdp_hdr_offloaded(rq, &hdr)) {
-		vnet_xdp_buff_free(rq, &xdp);
+		vnet_xdp_buff_free(rq, xdp);
 		goto out;
 	}
-	flen = vnet_xdp_len(&xdp);
+	flen = vnet_xdp_len(xdp);
+	vnet_xdp_buff_hash(vi, xdp, &hdr);
 	if (vi->rx_mode == VNET_RX_MERGEABLE)
 		ewma_vnet_pkt_len_add(&rq->avg_len, flen);
 
-	act = bpf_prog_run_xdp(prog, &xdp);
+	act = bpf_prog_run_xdp(prog, xdp);
 	*bytes += flen;
 	vnet_rq_stat_inc(rq, &rq->stats.xdp_packets);
 
-	switch (vnet_xdp_act(rq, prog, &xdp, act)) {
+	switch (vnet_xdp_act(rq, prog, xdp, act)) {
 	case VNET_XDP_PASS:
-		vnet_xdp_pass(rq, &xdp, frags_truesize, &hdr);
+		vnet_xdp_pass(rq, xdp, frags_truesize, &hdr);
 		break;
 	case VNET_XDP_DROP:
-		vnet_xdp_buff_free(rq, &xdp);
+		vnet_xdp_buff_free(rq, xdp);
 		break;
 	case VNET_XDP_DONE:
 		break;

@@ -189,10 +189,13 @@ static bool vnet_xsk_rx_prog(struct vnet_rq *rq, struct bpf_prog *prog,
 {
 	u32 act;
 
+	/* the hash report goes in the pool buffer's private area */
+	XSK_CHECK_PRIV_TYPE(struct vnet_xdp_buff);
 	if (vnet_xdp_hdr_offloaded(rq, hdr)) {
 		xsk_buff_free(xdp);
 		return true;
 	}
+	vnet_xdp_buff_hash(rq->qp->vi, xdp, hdr);
 	act = bpf_prog_run_xdp(prog, xdp);
 	vnet_rq_stat_inc(rq, &rq->stats.xdp_packets);
 	switch (vnet_xdp_act(rq, prog, xdp, act)) {

@@ -11,7 +11,7 @@
  *    the addresses applies to every IPv4 packet that no more specific
  *    type (TCPv4, UDPv4) covers, likewise for IPv6;
  *  - the wire format of VIRTIO_NET_CTRL_MQ_RSS_CONFIG and _HASH_CONFIG;
- *  - what a reported hash type means for the skb.
+ *  - what a reported hash type means for the skb and for XDP programs.
  *
  * Everything is a function of its arguments, for KUnit.
  */
@@ -77,5 +77,20 @@ size_t vnet_rss_cmd_size(u16 table_len, u8 key_len);
 size_t vnet_rss_encode(u8 *buf, const struct vnet_rss_cmd *c);
 
 enum pkt_hash_types vnet_rss_report_level(u16 report);
+
+/*
+ * The kind of hash an XDP program is told it got (bpf_xdp_metadata_rx_hash,
+ * enum xdp_rss_hash_type of 6.5+).  The values are part of what BPF
+ * programs see, so they cannot change; xdp.c checks them against the
+ * kernel's where it has them.
+ */
+#define VNET_XDP_RSS_L3_IPV4	BIT(0)
+#define VNET_XDP_RSS_L3_IPV6	BIT(1)
+#define VNET_XDP_RSS_L3_DYNHDR	BIT(2)	/* options or extension headers */
+#define VNET_XDP_RSS_L4		BIT(3)
+#define VNET_XDP_RSS_L4_TCP	BIT(4)
+#define VNET_XDP_RSS_L4_UDP	BIT(5)
+
+u32 vnet_rss_report_xdp_type(u16 report);
 
 #endif /* VNET_RSS_H */

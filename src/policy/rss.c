@@ -232,3 +232,42 @@ enum pkt_hash_types vnet_rss_report_level(u16 report)
 		return PKT_HASH_TYPE_NONE;
 	}
 }
+
+/* The same report as the XDP hash type (VNET_XDP_RSS_* bits). */
+u32 vnet_rss_report_xdp_type(u16 report)
+{
+	u32 l3, l4 = 0;
+
+	switch (report) {
+	case VIRTIO_NET_HASH_REPORT_IPv4:
+	case VIRTIO_NET_HASH_REPORT_TCPv4:
+	case VIRTIO_NET_HASH_REPORT_UDPv4:
+		l3 = VNET_XDP_RSS_L3_IPV4;
+		break;
+	case VIRTIO_NET_HASH_REPORT_IPv6:
+	case VIRTIO_NET_HASH_REPORT_TCPv6:
+	case VIRTIO_NET_HASH_REPORT_UDPv6:
+		l3 = VNET_XDP_RSS_L3_IPV6;
+		break;
+	case VIRTIO_NET_HASH_REPORT_IPv6_EX:
+	case VIRTIO_NET_HASH_REPORT_TCPv6_EX:
+	case VIRTIO_NET_HASH_REPORT_UDPv6_EX:
+		l3 = VNET_XDP_RSS_L3_IPV6 | VNET_XDP_RSS_L3_DYNHDR;
+		break;
+	default:
+		return 0;
+	}
+	switch (report) {
+	case VIRTIO_NET_HASH_REPORT_TCPv4:
+	case VIRTIO_NET_HASH_REPORT_TCPv6:
+	case VIRTIO_NET_HASH_REPORT_TCPv6_EX:
+		l4 = VNET_XDP_RSS_L4 | VNET_XDP_RSS_L4_TCP;
+		break;
+	case VIRTIO_NET_HASH_REPORT_UDPv4:
+	case VIRTIO_NET_HASH_REPORT_UDPv6:
+	case VIRTIO_NET_HASH_REPORT_UDPv6_EX:
+		l4 = VNET_XDP_RSS_L4 | VNET_XDP_RSS_L4_UDP;
+		break;
+	}
+	return l3 | l4;
+}

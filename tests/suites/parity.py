@@ -139,9 +139,6 @@ DIFFERENCES = [
      "AF_XDP zero-copy: both drivers have it from 6.13 (ours through compat probes: on "
      "a kernel without the premapped virtqueue API ours binds in copy mode only)",
      ours_lacks_zc),
-    (r"nl\.dev\.xdp-rx-metadata-features\.hash",
-     "XDP RX metadata: with the hash report negotiated the in-tree driver gives XDP "
-     "programs the device's hash (bpf_xdp_metadata_rx_hash); ours not yet", None),
     (r"nl\.queue\.rx\.(napi-id|napi-listed)",
      "netlink queue-get: ours links each queue to its NAPI (6.8+, for busy polling and "
      "SO_INCOMING_NAPI_ID users); the in-tree driver from 6.13 on", stock_no_queue_napi),

@@ -14,6 +14,9 @@ guest must see:
                 udp4 sd (-N: addresses only);
 * rss.hash      with rxhash on, skb->hash (tracepoint napi_gro_receive_entry)
                 equals the Toeplitz hash of each flow, as an L4 hash;
+* rss.xdp_hash  an XDP program bound to the device gets the same hash and
+                its type from bpf_xdp_metadata_rx_hash (6.5+), -ENODATA
+                with rxhash off;
 * rss.channels  ethtool -L re-spreads a default table; a user table keeps
                 fewer channels from being set;
 * rss.traffic   TCP both ways and integrity with the 20-byte header.
@@ -28,6 +31,7 @@ import time
 from harness import net
 from harness.guest import Nic, VMConfig
 from harness.runner import Ctx
+from harness.util import CheckFailed
 
 from .functional import check, suite
 
@@ -247,6 +251,74 @@ def t_hash(ctx: Ctx):
     off = trace_run()
     check(off and all(h == 0 for h, _ in off), f"rxhash off: hashes {off[:4]}")
     ctx.note(f"{len(seen)} packets, {len(want)} flows: hashes match")
+
+
+XDP_RSS_TYPE_L4_IPV4_UDP = 0x29  # enum xdp_rss_hash_type: L3_IPV4 | L4 | L4_UDP
+ENODATA = 61
+
+
+def xdp_hashes(g, sports: list[int]) -> dict[int, tuple[int, int, int]] | None:
+    """Run vnet-xdphash while the flows send 3 datagrams each: per source
+    port (frames, kfunc return value, hash, type); None without the kfunc."""
+    ifn = net.ifname(g)
+    bg = g.run_bg(f"vnet-xdphash {ifn} {DPORT} 60")
+    end = time.time() + 30
+    while "ready" not in bg.output():
+        if bg.poll() is not None or time.time() > end:
+            rc = bg.wait(10)
+            if rc == 4:
+                return None
+            raise CheckFailed(f"vnet-xdphash rc={rc}: {bg.output()}{bg.stderr()}")
+        time.sleep(0.3)
+    try:
+        send_flows(g, sports, 3)
+        time.sleep(0.5)
+    finally:
+        g.run("kill -TERM $(pidof vnet-xdphash)")
+    rc = bg.wait(30)
+    out = bg.output()
+    check(rc == 0, f"vnet-xdphash rc={rc}: {out}{bg.stderr()}")
+    slots = {int(m[0]): (int(m[1]), int(m[2]), int(m[3], 16), int(m[4])) for m in
+             re.findall(r"slot (\d+) frames (\d+) ret (-?\d+) hash 0x([0-9a-f]+) type (\d+)",
+                        out)}
+    return {sp: slots.get(sp % 64, (0, 0, 0, 0)) for sp in sports}
+
+
+def check_xdp_hashes(g) -> str | None:
+    """bpf_xdp_metadata_rx_hash in a program bound to nic0: each of 4 UDP
+    flows' Toeplitz hash as an IPv4 UDP hash with rxhash on, -ENODATA with
+    it off.  None when the kernel has no such kfunc."""
+    ifn = net.ifname(g)
+    n = g.nics[0]
+    _, key = rxfh(g)
+    sports = [30001, 30002, 30003, 30004]
+    want = {sp: flow_hash(key, n.host_ip, n.guest_ip, sp, DPORT) for sp in sports}
+    g.run_ok(f"ethtool -K {ifn} rxhash on")
+    try:
+        on = xdp_hashes(g, sports)
+    finally:
+        g.run_ok(f"ethtool -K {ifn} rxhash off")
+    if on is None:
+        return None
+    got = {sp: (f, r, hex(h), t) for sp, (f, r, h, t) in on.items()}
+    check(all(on[sp] == (3, 0, want[sp], XDP_RSS_TYPE_L4_IPV4_UDP) for sp in sports),
+          f"per flow (frames, ret, hash, type) {got}; expected 3 frames each, ret 0, "
+          f"type {XDP_RSS_TYPE_L4_IPV4_UDP:#x}, Toeplitz hashes "
+          f"{ {sp: hex(h) for sp, h in want.items()} }")
+    off = xdp_hashes(g, sports)
+    check(off is not None and all(f == 3 and r == -ENODATA for f, r, _, _ in off.values()),
+          f"rxhash off: per flow (frames, ret, hash, type) {off}; expected -ENODATA")
+    return f"{len(sports)} flows: kfunc hashes match Toeplitz, -ENODATA with rxhash off"
+
+
+@suite.test("rss.xdp_hash", RSS, "rss")
+def t_xdp_hash(ctx: Ctx):
+    """XDP RX metadata: bpf_xdp_metadata_rx_hash gives a bound program each
+    flow's Toeplitz hash as an IPv4 UDP hash; -ENODATA with rxhash off."""
+    _prepare(ctx.g)
+    note = check_xdp_hashes(ctx.g)
+    net.ping(ctx.g, count=2)
+    ctx.note(note or "skipped: this kernel has no bpf_xdp_metadata_rx_hash (6.3+)")
 
 
 @suite.test("rss.channels", RSS, "rss")

@@ -38,6 +38,10 @@ zero-copy bind fails cleanly and copy mode works.
                  pool from the closed device as it unregisters): the module
                  goes and comes back, the old socket reports the device
                  gone, a new socket receives, TCP works
+* xsk.xdp_hash   (rss=on,hash=on, one pair) a socket without a program
+                 holds queue 0 and a program bound to the device asks
+                 bpf_xdp_metadata_rx_hash about frames in the socket's
+                 buffers: rss.xdp_hash's checks
 """
 
 from __future__ import annotations
@@ -51,9 +55,12 @@ from harness.runner import Ctx
 from harness.util import CheckFailed
 
 from .functional import check, suite
+from .rss import check_xdp_hashes
 
 XSK = VMConfig(smp=2, memory=1024,
                nics=(Nic(queues=2, props="iommu_platform=on"), Nic(queues=1)))
+XSK_HASH = VMConfig(smp=2, memory=1024,
+                    nics=(Nic(queues=2, props="iommu_platform=on,rss=on,hash=on"),))
 COUNT = 300
 
 # Test frame SEQ, as vnet-xsk.c builds and checks it.
@@ -411,3 +418,31 @@ def t_xdp(ctx: Ctx):
     net.ping(g, count=2)
     net.ping(g, nic=1, count=2)
     ctx.note(f"{mode}: " + ", ".join(notes))
+
+
+@suite.test("xsk.xdp_hash", XSK_HASH, "xsk_hash", timeout=300)
+def t_xdp_hash(ctx: Ctx):
+    """bpf_xdp_metadata_rx_hash on a zero-copy queue: a socket without a
+    program holds queue 0 (the only pair), a bound program gets each flow's
+    hash from the frames in the socket's buffers, as rss.xdp_hash checks."""
+    g = ctx.g
+    zc_rx, _ = zc_expected(ctx)
+    if not zc_rx:
+        ctx.note("skipped: no zero-copy receive before 6.13 (rss.xdp_hash covers the rest)")
+        return
+    one_pair(g)
+    ifn = net.ifname(g)
+    before = xsk_stats(g)
+    bg = g.run_bg(f"vnet-xsk rx {ifn} 0 zc 0 300")
+    wait_ready(bg)
+    try:
+        note = check_xdp_hashes(g)
+    finally:
+        stop_tool(g)
+    check(bg.wait(30) is not None, "vnet-xsk did not stop")
+    check(note is not None, "no bpf_xdp_metadata_rx_hash on a kernel with zero-copy")
+    if ctx.driver == "ours":
+        n = xsk_stats(g).get("rx0_xsk_packets", 0) - before.get("rx0_xsk_packets", 0)
+        check(n >= 24, f"rx0_xsk_packets grew by {n}: the flows did not use the socket's buffers")
+    net.ping(g, count=2)
+    ctx.note(f"zero-copy queue: {note}")
