@@ -49,6 +49,7 @@ for _i in range(8):
 CPU_METRICS = tuple(k for k in METRICS if k.startswith("dev_irqs_cpu"))
 # our driver's own counters (ethtool -S, all queues), per packet of their direction
 DRIVER_COUNTERS = ("tx_kicks", "tx_kicks_held", "tx_kicks_suppressed", "tx_timer_flushes",
+                   "tx_poll_flushes", "tx_batch_kicks", "tx_forced_kicks",
                    "tx_flush_timer_arms", "tx_reclaim_batches", "tx_reclaim_deadlines",
                    "tx_interrupts", "tx_napi_polls", "rx_interrupts", "rx_napi_polls",
                    "rx_irq_rearms", "rx_deferrals", "rx_deferral_arms")
