@@ -242,8 +242,12 @@ class Builder:
 
 
 def build_guest_tool(src: Path) -> Path | None:
-    """Compile a guest helper statically (cached by source hash); None without gcc."""
-    digest = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
+    """Compile a guest helper statically (cached by the hash of its source and
+    of the headers beside it); None without gcc."""
+    h = hashlib.sha256(src.read_bytes())
+    for hdr in sorted(src.parent.glob("*.h")):
+        h.update(hdr.name.encode() + b"\0" + hdr.read_bytes())
+    digest = h.hexdigest()[:16]
     out = cache_dir() / "guest-tools" / f"{src.stem}-{digest}"
     if out.is_file():
         return out

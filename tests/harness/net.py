@@ -386,6 +386,18 @@ print("garps", n, flush=True)
 """
 
 
+def wait_ready(bg, tool: str, secs: float = 30) -> None:
+    """Wait until a guest tool started with run_bg prints "ready"."""
+    end = time.time() + secs
+    while time.time() < end:
+        if "ready" in bg.output():
+            return
+        if bg.poll() is not None:
+            raise CheckFailed(f"{tool} ended early: {bg.output()}{bg.stderr()}")
+        time.sleep(0.3)
+    raise CheckFailed(f"{tool} not ready after {secs} s: {bg.output()}{bg.stderr()}")
+
+
 def start_garp_counter(g: Guest, nic: int = 0, seconds: float = 5.0):
     """Start counting the guest's gratuitous ARPs on the tap of NIC nic;
     returns a function that waits for the end and returns the count."""

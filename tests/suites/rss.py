@@ -262,14 +262,12 @@ def xdp_hashes(g, sports: list[int]) -> dict[int, tuple[int, int, int]] | None:
     port (frames, kfunc return value, hash, type); None without the kfunc."""
     ifn = net.ifname(g)
     bg = g.run_bg(f"vnet-xdphash {ifn} {DPORT} 60")
-    end = time.time() + 30
-    while "ready" not in bg.output():
-        if bg.poll() is not None or time.time() > end:
-            rc = bg.wait(10)
-            if rc == 4:
-                return None
-            raise CheckFailed(f"vnet-xdphash rc={rc}: {bg.output()}{bg.stderr()}")
-        time.sleep(0.3)
+    try:
+        net.wait_ready(bg, "vnet-xdphash")
+    except CheckFailed:
+        if bg.poll() == 4:      # no such kfunc
+            return None
+        raise
     try:
         send_flows(g, sports, 3)
         time.sleep(0.5)

@@ -52,7 +52,6 @@ import time
 from harness import net
 from harness.guest import Nic, VMConfig
 from harness.runner import Ctx
-from harness.util import CheckFailed
 
 from .functional import check, suite
 from .rss import check_xdp_hashes
@@ -143,17 +142,6 @@ def one_pair(g) -> None:
     check(net.channels(g).get("combined") == 1, "ethtool -L combined 1 did not apply")
 
 
-def wait_ready(bg, secs: float = 30) -> None:
-    end = time.time() + secs
-    while time.time() < end:
-        if "ready" in bg.output():
-            return
-        if bg.poll() is not None:
-            raise CheckFailed(f"vnet-xsk ended early: {bg.output()}{bg.stderr()}")
-        time.sleep(0.3)
-    raise CheckFailed(f"vnet-xsk not ready after {secs} s: {bg.output()}{bg.stderr()}")
-
-
 def stop_tool(g) -> None:
     """SIGTERM to vnet-xsk itself (its process group would take the shell that
     records its exit status along)."""
@@ -164,7 +152,7 @@ def receive(g, count: int, mode: str = "zc") -> tuple[int, str]:
     """Run vnet-xsk rx on queue 0 while the host sends COUNT frames; (rc, output)."""
     ifn = net.ifname(g)
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} {count} 60")
-    wait_ready(bg)
+    net.wait_ready(bg, "vnet-xsk")
     g.host(["python3", "-c", HOST_SEND, g.nics[0].tap, g.nics[0].mac, str(count)],
            timeout=120)
     rc = bg.wait(90)
@@ -187,7 +175,7 @@ def t_rx(ctx: Ctx):
     before = xsk_stats(g)
     ifn = net.ifname(g)
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} {COUNT} 60")
-    wait_ready(bg)
+    net.wait_ready(bg, "vnet-xsk")
     # frames the program passes reach the stack while the socket is bound
     net.ping(g, count=3)
     g.host(["python3", "-c", HOST_SEND, g.nics[0].tap, g.nics[0].mac, str(COUNT)],
@@ -274,7 +262,7 @@ def t_lifecycle(ctx: Ctx):
     # A socket without a program: every frame on queue 0 is copied out of
     # its buffers to the stack (GSO frames over several buffers included).
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} 0 300")
-    wait_ready(bg)
+    net.wait_ready(bg, "vnet-xsk")
     for cmd in (f"ethtool -L {ifn} combined 2", f"ethtool -L {ifn} combined 1",
                 f"ip link set {ifn} down", f"ip link set {ifn} up",
                 f"ethtool -G {ifn} rx 128", f"ethtool -G {ifn} rx 256"):
@@ -295,7 +283,7 @@ def t_lifecycle(ctx: Ctx):
 
     # A receiving socket through down/up, -G and suspend/resume.
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} 1000000 300")
-    wait_ready(bg)
+    net.wait_ready(bg, "vnet-xsk")
     for cmd in (f"ip link set {ifn} down", f"ip link set {ifn} up",
                 f"ethtool -G {ifn} rx 128", f"ethtool -G {ifn} rx 256"):
         step(bg, cmd)
@@ -335,7 +323,7 @@ def t_rmmod(ctx: Ctx):
     one_pair(g)
     ifn = net.ifname(g)
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} 1000000 300")
-    wait_ready(bg)
+    net.wait_ready(bg, "vnet-xsk")
     g.host(["python3", "-c", HOST_SEND, g.nics[0].tap, g.nics[0].mac, "50"], timeout=60)
     time.sleep(1)
     check(bg.poll() is None, f"vnet-xsk ended before rmmod: {bg.output()}{bg.stderr()}")
@@ -375,7 +363,7 @@ def t_xdp(ctx: Ctx):
     # of queue 0 into the socket's buffers and runs the program attached
     # below on them
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} 0 300")
-    wait_ready(bg)
+    net.wait_ready(bg, "vnet-xsk")
     notes = []
     try:
         before = xsk_stats(g)
@@ -434,7 +422,7 @@ def t_xdp_hash(ctx: Ctx):
     ifn = net.ifname(g)
     before = xsk_stats(g)
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 zc 0 300")
-    wait_ready(bg)
+    net.wait_ready(bg, "vnet-xsk")
     try:
         note = check_xdp_hashes(g)
     finally:

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "vnet-bpf.h"
 
 #ifndef BPF_F_XDP_DEV_BOUND_ONLY
 #define BPF_F_XDP_DEV_BOUND_ONLY (1U << 6)	/* 6.3 uapi */
@@ -50,11 +51,6 @@ static volatile sig_atomic_t stop;
 static void on_term(int sig)
 {
 	stop = 1;
-}
-
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
 static void die(const char *what)
@@ -203,26 +199,9 @@ static int load_prog(int ifindex, int port, int map_fd, uint32_t kfunc)
 		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS),
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	static char log[1 << 16];
-	union bpf_attr attr;
-	int fd;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_XDP;
-	attr.insns = (uint64_t)(uintptr_t)insns;
-	attr.insn_cnt = sizeof(insns) / sizeof(insns[0]);
-	attr.license = (uint64_t)(uintptr_t)"GPL";
-	attr.log_buf = (uint64_t)(uintptr_t)log;
-	attr.log_size = sizeof(log);
-	attr.log_level = 1;
-	attr.prog_ifindex = ifindex;
-	attr.prog_flags = BPF_F_XDP_DEV_BOUND_ONLY;
-	fd = sys_bpf(BPF_PROG_LOAD, &attr);
-	if (fd < 0) {
-		fprintf(stderr, "BPF_PROG_LOAD: %s\n%s\n", strerror(errno), log);
-		exit(2);
-	}
-	return fd;
+	return xdp_prog_load(insns, sizeof(insns) / sizeof(insns[0]), ifindex,
+			     BPF_F_XDP_DEV_BOUND_ONLY);
 }
 
 int main(int argc, char **argv)
@@ -258,13 +237,7 @@ int main(int argc, char **argv)
 		die("BPF_MAP_CREATE");
 	prog_fd = load_prog(ifindex, port, map_fd, kfunc);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.link_create.prog_fd = prog_fd;
-	attr.link_create.target_ifindex = ifindex;
-	attr.link_create.attach_type = BPF_XDP;
-	attr.link_create.flags = XDP_FLAGS_DRV_MODE;
-	if (sys_bpf(BPF_LINK_CREATE, &attr) < 0)
-		die("BPF_LINK_CREATE(XDP, driver mode)");
+	xdp_attach_drv(prog_fd, ifindex);
 
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);

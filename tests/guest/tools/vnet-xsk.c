@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "vnet-bpf.h"
 
 #ifndef AF_XDP
 #define AF_XDP 44
@@ -67,11 +68,6 @@ static volatile sig_atomic_t stop;
 static void on_term(int sig)
 {
 	stop = 1;
-}
-
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
 static unsigned int frame_len(uint32_t seq)
@@ -218,31 +214,15 @@ static int load_prog(int map_fd)
 		{ BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, XDP_PASS },
 		{ BPF_JMP | BPF_EXIT, 0, 0, 0, 0 },
 	};
-	static char log[65536];
-	union bpf_attr attr;
-	int fd;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_XDP;
-	attr.insns = (uint64_t)(uintptr_t)insns;
-	attr.insn_cnt = sizeof(insns) / sizeof(insns[0]);
-	attr.license = (uint64_t)(uintptr_t)"GPL";
-	attr.log_buf = (uint64_t)(uintptr_t)log;
-	attr.log_size = sizeof(log);
-	attr.log_level = 1;
-	fd = sys_bpf(BPF_PROG_LOAD, &attr);
-	if (fd < 0) {
-		fprintf(stderr, "BPF_PROG_LOAD: %s\n%s\n", strerror(errno), log);
-		exit(2);
-	}
-	return fd;
+	return xdp_prog_load(insns, sizeof(insns) / sizeof(insns[0]), 0, 0);
 }
 
 /* XSKMAP[queue] = the socket; the program attached to IFNAME (driver mode). */
 static void attach_prog(const char *ifname, unsigned int queue)
 {
 	union bpf_attr attr;
-	int map_fd, prog_fd, link_fd;
+	int map_fd, prog_fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.map_type = BPF_MAP_TYPE_XSKMAP;
@@ -265,16 +245,7 @@ static void attach_prog(const char *ifname, unsigned int queue)
 		exit(2);
 	}
 
-	memset(&attr, 0, sizeof(attr));
-	attr.link_create.prog_fd = prog_fd;
-	attr.link_create.target_ifindex = if_nametoindex(ifname);
-	attr.link_create.attach_type = BPF_XDP;
-	attr.link_create.flags = XDP_FLAGS_DRV_MODE;
-	link_fd = sys_bpf(BPF_LINK_CREATE, &attr);
-	if (link_fd < 0) {
-		perror("BPF_LINK_CREATE(XDP, driver mode)");
-		exit(2);
-	}
+	xdp_attach_drv(prog_fd, if_nametoindex(ifname));
 }
 
 static double now(void)
