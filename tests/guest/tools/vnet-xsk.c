@@ -9,13 +9,17 @@
  *	bind a socket and report "bound" (exit 0) or "bind: <error>" (exit 3)
  *   vnet-xsk rx IFNAME QUEUE zc|copy COUNT SECONDS
  *	attach the program, bind, print "ready", receive COUNT test frames
- *	within SECONDS or until SIGTERM; prints "rx <good> <bad>"; exit 0
+ *	within SECONDS or until SIGTERM; prints "rx <good> <bad> <secs>
+ *	<dropped>", secs from the first frame to the last, dropped what the
+ *	socket could not take (XDP_STATISTICS: no buffer, ring full,
+ *	invalid descriptor); exit 0
  *	only if every frame was good and COUNT arrived.  COUNT 0: no
  *	program, the socket only holds the queue (its buffers posted) until
  *	SECONDS pass or SIGTERM comes
  *   vnet-xsk tx IFNAME QUEUE zc|copy COUNT DSTMAC
- *	send COUNT test frames to DSTMAC; prints "tx <completed>"; exit 0
- *	if all completed within 20 seconds
+ *	send COUNT test frames to DSTMAC as fast as the rings allow; prints
+ *	"tx <completed> <secs>", secs from the first send to the last
+ *	completion; exit 0 if all completed within 20 seconds
  *
  * Test frame SEQ: destination, source, EtherType 0x88b5, SEQ (32 bits,
  * big endian), then bytes (SEQ * 7 + k) & 0xff up to frame_len(SEQ).
@@ -261,8 +265,10 @@ static int do_rx(const char *ifname, unsigned int queue, bool zc,
 {
 	static unsigned char seen[1 << 16];
 	unsigned int good = 0, bad = 0, i;
+	double end, first = 0, last = 0;
+	struct xdp_statistics st;
+	socklen_t optlen;
 	struct pollfd pfd;
-	double end;
 
 	if (xsk_open(ifname, queue, zc)) {
 		printf("bind: %s\n", strerror(errno));
@@ -287,6 +293,9 @@ static int do_rx(const char *ifname, unsigned int queue, bool zc,
 			poll(&pfd, 1, 100);
 			continue;
 		}
+		last = now();
+		if (!first)
+			first = last;
 		while (rxr.cached != prod) {
 			struct xdp_desc *e = &d[rxr.cached++ & (RING_SIZE - 1)];
 			long seq = check_frame((uint8_t *)umem + e->addr, e->len);
@@ -304,7 +313,13 @@ static int do_rx(const char *ifname, unsigned int queue, bool zc,
 		}
 		__atomic_store_n(rxr.consumer, rxr.cached, __ATOMIC_RELEASE);
 	}
-	printf("rx %u %u\n", good, bad);
+	memset(&st, 0, sizeof(st));
+	optlen = sizeof(st);
+	if (getsockopt(xsk_fd, SOL_XDP, XDP_STATISTICS, &st, &optlen))
+		perror("XDP_STATISTICS");
+	printf("rx %u %u %.6f %llu\n", good, bad, last - first,
+	       (unsigned long long)(st.rx_dropped + st.rx_ring_full +
+				    st.rx_invalid_descs));
 	fflush(stdout);
 	return good == count && !bad ? 0 : 1;
 }
@@ -321,7 +336,7 @@ static int do_tx(const char *ifname, unsigned int queue, bool zc,
 	unsigned int sent = 0, done = 0, free_frames, next = 0;
 	uint64_t frames[NUM_FRAMES - RX_FRAMES];
 	uint8_t dst[6], src[6] = { 0x02, 0, 0, 0, 0x88, 0xb5 };
-	double end = now() + 20;
+	double start, end, last;
 	struct ifreq ifr;
 	int s;
 
@@ -342,12 +357,18 @@ static int do_tx(const char *ifname, unsigned int queue, bool zc,
 	for (next = 0; next < free_frames; next++)
 		frames[next] = (uint64_t)(RX_FRAMES + next) * FRAME_SIZE;
 
+	start = now();
+	end = start + 20;
+	last = start;
+
 	while (done < count && now() < end) {
 		uint32_t cprod = __atomic_load_n(comp.producer, __ATOMIC_ACQUIRE);
 		uint64_t *c = comp.descs;
 		struct xdp_desc *d = txr.descs;
 		unsigned int batch = 0;
 
+		if (comp.cached != cprod)
+			last = now();
 		while (comp.cached != cprod) {
 			frames[free_frames++] = c[comp.cached++ & (RING_SIZE - 1)];
 			done++;
@@ -376,7 +397,7 @@ static int do_tx(const char *ifname, unsigned int queue, bool zc,
 		if (!batch)
 			usleep(1000);
 	}
-	printf("tx %u\n", done);
+	printf("tx %u %.6f\n", done, last - start);
 	return done == count ? 0 : 1;
 }
 
