@@ -58,6 +58,7 @@ from harness import net
 from harness.guest import Nic, VMConfig
 from harness.runner import Ctx
 
+from .core_napi import tap_drops
 from .functional import check, suite
 from .rss import check_xdp_hashes
 
@@ -458,16 +459,10 @@ def t_xdp_hash(ctx: Ctx):
 RATE_COUNT = 5000
 
 
-def tap_dropped(g) -> int:
-    """Frames the tap dropped on the way to the guest (its queue was full)."""
-    return int(g.host(["cat", f"/sys/class/net/{g.nics[0].tap}/statistics/tx_dropped"])
-               .stdout.strip())
-
-
 def burst_rx(g, mode: str) -> str:
     """An unpaced burst of RATE_COUNT frames into a socket on queue 0."""
     ifn = net.ifname(g)
-    dropped = tap_dropped(g)
+    dropped = tap_drops(g)
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} {RATE_COUNT} 60")
     net.wait_ready(bg, "vnet-xsk")
     r = g.host(["python3", "-c", HOST_BURST, g.nics[0].tap, g.nics[0].mac, str(RATE_COUNT)],
@@ -477,14 +472,14 @@ def burst_rx(g, mode: str) -> str:
     # stopped after 5 s for the guest to take in what the tap still held.
     end, settle = time.time() + 60, None
     while bg.poll() is None and time.time() < end:
-        if settle is None and tap_dropped(g) != dropped:
+        if settle is None and tap_drops(g) != dropped:
             settle = time.time() + 5
         if settle is not None and time.time() > settle:
             stop_tool(g)
             break
         time.sleep(0.5)
     bg.wait(30)
-    dropped = tap_dropped(g) - dropped
+    dropped = tap_drops(g) - dropped
     m = re.search(r"rx (\d+) (\d+) ([\d.]+) (\d+)", bg.output())
     check(m is not None, f"vnet-xsk rx ({mode}) printed {bg.output()}{bg.stderr()}")
     good, bad, secs, full = int(m.group(1)), int(m.group(2)), float(m.group(3)), int(m.group(4))
