@@ -49,30 +49,47 @@ unsigned int vnet_sq_in_use(const struct vnet_sq *sq)
 }
 
 /*
- * Free completed skbs; @budget is non-zero only in NAPI context.  With TX
- * NAPI the byte queue limits learn of the completions here.
+ * An AF_XDP socket in copy mode sends its frames as skbs: each returns to
+ * the socket when its skb is freed, so it waits for the reclaim
+ * (policy/reclaim.h).  Without TX NAPI skbs are orphaned before this is
+ * asked.
+ */
+static bool vnet_tx_skb_waited(const struct sk_buff *skb)
+{
+	return skb->sk && skb->sk->sk_family == PF_XDP;
+}
+
+/*
+ * Free completed skbs and frames; @budget is non-zero only in NAPI
+ * context.  With TX NAPI the byte queue limits learn of the completions
+ * here.  Returns how many buffers came back.
  */
 unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 {
-	unsigned int len, packets = 0;
+	unsigned int len, frames = 0, packets = 0;
 	struct sk_buff *skb;
 	u64 bytes = 0;
 
 	sq->reclaim.last_ns = now;
 	while ((skb = virtqueue_get_buf(sq->vq, &len))) {
 		/* XDP frames: no skb, no byte queue limits (xdp.c) */
-		if (vnet_xdp_tx_done(sq, skb))
+		if (vnet_xdp_tx_done(sq, skb)) {
+			frames++;
 			continue;
+		}
+		if (unlikely(sq->reclaim.waited) && vnet_tx_skb_waited(skb))
+			sq->reclaim.waited--;
 		bytes += skb->len;
 		packets++;
 		napi_consume_skb(skb, budget);
 	}
 	if (VNET_CAN_XSK_TX && sq->xsk_done) {
+		sq->reclaim.waited -= min(sq->reclaim.waited, sq->xsk_done);
 		vnet_xsk_tx_completed(sq, sq->xsk_done);
 		sq->xsk_done = 0;
 	}
 	if (!packets)
-		return 0;
+		return frames;
 
 	if (sq->use_napi)
 		netdev_tx_completed_queue(vnet_sq_txq(sq), packets, bytes);
@@ -81,7 +98,7 @@ unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 	u64_stats_add(&sq->stats.bytes, bytes);
 	u64_stats_inc(&sq->stats.reclaim_batches);
 	u64_stats_update_end(&sq->stats.syncp);
-	return packets;
+	return frames + packets;
 }
 
 void vnet_tx_free_buf(struct vnet_sq *sq, void *buf)
@@ -90,9 +107,13 @@ void vnet_tx_free_buf(struct vnet_sq *sq, void *buf)
 		dev_kfree_skb_any(buf);
 }
 
-/* Buffers were freed outside completion: byte queue limits start over. */
+/*
+ * Buffers were freed outside completion: byte queue limits start over,
+ * and none is waited for any more.
+ */
 void vnet_tx_reset_bql(struct vnet_sq *sq)
 {
+	sq->reclaim.waited = 0;
 	if (sq->use_napi)
 		netdev_tx_reset_queue(vnet_sq_txq(sq));
 }
@@ -690,6 +711,8 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 
 	if (sq->use_napi) {
 		netdev_tx_sent_queue(txq, len);
+		if (vnet_tx_skb_waited(skb))
+			sq->reclaim.waited++;
 	} else {
 		/* Without completion interrupts, sockets must not wait for them. */
 		skb_orphan(skb);

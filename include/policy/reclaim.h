@@ -13,6 +13,14 @@
  * busy queues take almost no TX interrupts.  XDP frames in a send queue
  * get the same bound, with or without TX NAPI (they pin pages).
  *
+ * Buffers whose sender waits for them to come back are reclaimed by the
+ * completion interrupt (TX NAPI), as in-tree, while any is with the
+ * device: an AF_XDP socket's frames (zero-copy, or the skbs of its copy
+ * mode) return to it only through their completion, and a socket that
+ * has used up its frames or its send buffer sends nothing more until
+ * then.  Holding them for tx-usecs-irq would cap its rate at what the
+ * ring holds per tx-usecs-irq.
+ *
  * tx-usecs-irq 0 selects the stock behaviour: reclaim on every transmit,
  * interrupt at the end of every burst.
  *
@@ -32,6 +40,7 @@ struct vnet_reclaim_state {
 	u64 last_ns;		/* last reclaim */
 	u64 last_xmit_ns;	/* last packet added */
 	bool deadline_armed;	/* reclaim deadline requested, not yet run */
+	u32 waited;		/* buffers out whose sender waits for them */
 };
 
 /* What to do about completions still with the device. */
