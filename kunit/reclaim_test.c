@@ -106,10 +106,9 @@ static void reclaim_xdp_frames(struct kunit *test)
 }
 
 /*
- * Buffers an AF_XDP socket waits for: the interrupt at a burst's end and
- * after a reclaim while any is out, delayed reclaim again once the last
- * came back.  Transmit does not reclaim for them (the interrupt does,
- * for many at once, as in-tree since 6.x).
+ * Buffers an AF_XDP socket waits for: reclaimed on every transmit while
+ * any is out, whatever the thresholds; the interrupt and deadline rules
+ * stay those of delayed reclaim.  Delayed again once the last came back.
  */
 static void reclaim_waited(struct kunit *test)
 {
@@ -117,26 +116,16 @@ static void reclaim_waited(struct kunit *test)
 					.last_xmit_ns = 1000 * US,
 					.waited = 1 };
 
-	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 1001 * US));
-	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 128, 1001 * US));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 1001 * US));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 0, 1001 * US));
 	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true),
-			VNET_RECLAIM_IRQ);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, true),
-			VNET_RECLAIM_IRQ);
+			VNET_RECLAIM_DEADLINE);
 	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, true, 1500 * US),
-			VNET_RECLAIM_IRQ);
-	/* without TX NAPI an interrupt frees nothing: as before */
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, false),
-			VNET_RECLAIM_IDLE);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, false, 1500 * US),
 			VNET_RECLAIM_DEADLINE);
 
 	s.waited = 0;
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 1001 * US));
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true),
-			VNET_RECLAIM_DEADLINE);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, true, 1500 * US),
-			VNET_RECLAIM_DEADLINE);
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 128, 1001 * US));
 }
 
 static void reclaim_room_edges(struct kunit *test)

@@ -313,7 +313,7 @@ unsigned int vnet_xsk_xmit(struct vnet_sq *sq, unsigned int budget)
 		bytes += desc->len;
 		sent++;
 	}
-	/* The socket waits for its frames: stock reclaim (policy/reclaim.h). */
+	/* The socket waits for them (policy/reclaim.h). */
 	sq->reclaim.waited += sent;
 	/* Frames released but not queued count as done (and are lost). */
 	if (sent < n) {

@@ -13,13 +13,15 @@
  * busy queues take almost no TX interrupts.  XDP frames in a send queue
  * get the same bound, with or without TX NAPI (they pin pages).
  *
- * Buffers whose sender waits for them to come back are reclaimed by the
- * completion interrupt (TX NAPI), as in-tree, while any is with the
- * device: an AF_XDP socket's frames (zero-copy, or the skbs of its copy
- * mode) return to it only through their completion, and a socket that
- * has used up its frames or its send buffer sends nothing more until
- * then.  Holding them for tx-usecs-irq would cap its rate at what the
- * ring holds per tx-usecs-irq.
+ * Buffers whose sender waits for them to come back (waited): an AF_XDP
+ * socket's frames, zero-copy or the skbs of its copy mode, return to it
+ * only through their completion, and a socket that has used up its
+ * frames or its send buffer sends nothing more until then.  While any is
+ * with the device every transmit reclaims (as the in-tree driver did up
+ * to 6.x), so the socket gets them back within its own sends; the
+ * interrupt and the deadline stay as above.  (Asking for the completion
+ * interrupt instead, as in-tree 7.x does, was slower on a 6.1 guest:
+ * docs/benchmarks.md.)
  *
  * tx-usecs-irq 0 selects the stock behaviour: reclaim on every transmit,
  * interrupt at the end of every burst.

@@ -11,19 +11,15 @@ bool vnet_reclaim_delayed(const struct vnet_reclaim_cfg *cfg)
 	return cfg->usecs != 0;
 }
 
-/* Interrupt-driven reclaim: by setting, or while a sender waits (.h). */
-static bool vnet_reclaim_stock_now(const struct vnet_reclaim_cfg *cfg,
-				   const struct vnet_reclaim_state *s)
-{
-	return !vnet_reclaim_delayed(cfg) || s->waited;
-}
-
-/* On transmit: take completed buffers back now? */
+/*
+ * On transmit: take completed buffers back now?  Always in stock mode and
+ * while a sender waits for some (policy/reclaim.h).
+ */
 bool vnet_reclaim_on_xmit(const struct vnet_reclaim_cfg *cfg,
 			  const struct vnet_reclaim_state *s,
 			  unsigned int in_use, u64 now)
 {
-	if (!vnet_reclaim_delayed(cfg))
+	if (!vnet_reclaim_delayed(cfg) || s->waited)
 		return true;
 	if (!in_use)
 		return false;
@@ -43,7 +39,7 @@ enum vnet_reclaim_next vnet_reclaim_at_burst_end(const struct vnet_reclaim_cfg *
 {
 	if (!use_napi)
 		return VNET_RECLAIM_IDLE;
-	if (vnet_reclaim_stock_now(cfg, s))
+	if (!vnet_reclaim_delayed(cfg))
 		return VNET_RECLAIM_IRQ;
 	if (in_use && !s->deadline_armed)
 		return VNET_RECLAIM_DEADLINE;
@@ -85,7 +81,7 @@ enum vnet_reclaim_next vnet_reclaim_after(const struct vnet_reclaim_cfg *cfg,
 {
 	if (!use_napi)
 		return in_use ? VNET_RECLAIM_DEADLINE : VNET_RECLAIM_IDLE;
-	if (queue_stopped || vnet_reclaim_stock_now(cfg, s))
+	if (queue_stopped || !vnet_reclaim_delayed(cfg))
 		return VNET_RECLAIM_IRQ;
 	if (!in_use)
 		return VNET_RECLAIM_IDLE;
