@@ -337,6 +337,11 @@ def sockperf_pingpong(g: Guest, seconds: int = 3, nic: int = 0, tcp: bool = Fals
 
 
 # --- link-layer helpers ---------------------------------------------------------------
+def tap_mac(g: Guest, nic: int = 0) -> str:
+    """The MAC address of the host's tap behind NIC @nic."""
+    return g.host(["cat", f"/sys/class/net/{g.nics[nic].tap}/address"]).stdout.strip()
+
+
 def ethtool_stat_names(g: Guest, nic: int = 0) -> list[str]:
     """The counter names of `ethtool -S`, in order."""
     out = g.run_ok(f"ethtool -S {ifname(g, nic)}")

@@ -275,7 +275,7 @@ def t_netconsole(ctx: Ctx):
                      name="netconsole-sink")
     try:
         time.sleep(0.3)
-        mac = g.host(["cat", f"/sys/class/net/{n.tap}/address"]).stdout.strip()
+        mac = net.tap_mac(g)
         r = g.run(f"vnet modprobe netconsole netconsole=@/{ifn},{port}@{n.host_ip}/{mac}")
         check(r.rc == 0, f"loading netconsole failed: {r.out}{r.err}")
         tag = f"vnet-netconsole-{int(time.time())}"

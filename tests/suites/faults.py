@@ -863,7 +863,7 @@ def t_netpoll(ctx: Ctx):
     net.host_iperf_server(g, iperf_port)
     flood = None
     try:
-        mac = g.host(["cat", f"/sys/class/net/{n.tap}/address"]).stdout.strip()
+        mac = net.tap_mac(g)
         r = g.run(f"vnet modprobe netconsole netconsole=@/{ifn},{port}@{n.host_ip}/{mac}")
         check(r.rc == 0, f"loading netconsole failed: {r.out}{r.err}")
         flood = g.run_bg(flood_cmd(g, iperf_port, cpu, 60))

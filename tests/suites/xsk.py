@@ -87,12 +87,16 @@ def check(f):
     return seq
 """
 
-HOST_SEND = FRAMES + r"""
+# A raw socket on the tap (argv: tap, destination MAC, count): s, dst, src.
+HOST_OPEN = FRAMES + r"""
 import socket, sys, time
 tap, dst, count = sys.argv[1], bytes.fromhex(sys.argv[2].replace(":", "")), int(sys.argv[3])
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind((tap, 0))
 src = s.getsockname()[4][:6]
+"""
+
+HOST_SEND = HOST_OPEN + r"""
 for i in range(count):
     s.send(frame(i, dst, src))
     time.sleep(0.002)
@@ -100,12 +104,7 @@ print(count)
 """
 
 # As many frames as the host sends through the tap unpaced; "<count> <secs>".
-HOST_BURST = FRAMES + r"""
-import socket, sys, time
-tap, dst, count = sys.argv[1], bytes.fromhex(sys.argv[2].replace(":", "")), int(sys.argv[3])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((tap, 0))
-src = s.getsockname()[4][:6]
+HOST_BURST = HOST_OPEN + r"""
 frames = [frame(i, dst, src) for i in range(count)]
 t0 = time.monotonic()
 for f in frames:
@@ -225,7 +224,7 @@ def t_tx(ctx: Ctx):
     if not zc_rx:
         r = g.run(f"vnet-xsk bind {ifn} 0 zc")
         check(r.rc == 3, f"zero-copy bind on a driver without it: {r.out}{r.err}")
-    tap_mac = g.host(["cat", f"/sys/class/net/{g.nics[0].tap}/address"]).stdout.strip()
+    tap_mac = net.tap_mac(g)
     before = xsk_stats(g)
     cap = g.host_bg(["python3", "-u", "-c", HOST_CAPTURE, g.nics[0].tap, "25",
                      str(COUNT)],
@@ -497,7 +496,7 @@ def burst_rx(g, mode: str) -> str:
 
 def burst_tx(g, mode: str) -> str:
     ifn = net.ifname(g)
-    tap_mac = g.host(["cat", f"/sys/class/net/{g.nics[0].tap}/address"]).stdout.strip()
+    tap_mac = net.tap_mac(g)
     r = g.run(f"vnet-xsk tx {ifn} 0 {mode} {RATE_COUNT} {tap_mac}", timeout=60)
     m = re.search(r"tx (\d+) ([\d.]+)", r.out)
     check(r.rc == 0 and m is not None and int(m.group(1)) == RATE_COUNT,
