@@ -58,9 +58,9 @@ MAIN = 2          # 2 vCPUs / 2 queue pairs: every cell
 RX_CELLS = {f"rx-{s}x{n}" for s in ("64", "256", "bulk") for n in (1, 4, 16)} | {"rx-1400x4"}
 OTHER_TOPO_CELLS = ["rr-tcp-4", "rr-tcp-128", "ol-udp-3000", "tx-256x4", "rx-256x4", "tx-bulkx2"]
 FULL_PLAN = {
-    MAIN: [n for n, c in M.CELLS.items() if n not in ("mixed", "dns-1000")
+    MAIN: [n for n, c in M.CELLS.items() if c.kind != "mixed" and n != "dns-1000"
            and not (c.kind == "stream" and c.direction == "rx" and n not in RX_CELLS)],
-    "2:1": ["mixed", "rr-tcp-4", "ol-udp-3000", "tx-256x4", "tx-bulkx2"],
+    "2:1": ["mixed", "mixed-c1", "rr-tcp-4", "ol-udp-3000", "tx-256x4", "tx-bulkx2"],
     "4:2": OTHER_TOPO_CELLS,
     4: ["rr-tcp-4", "rr-tcp-128", "ol-udp-3000", "tx-256x4"],
 }
@@ -68,7 +68,7 @@ FULL_PLAN = {
 SCREEN_PLAN = {
     MAIN: ["rr-tcp-4", "rr-udp-4", "rr-tcp-1-16k", "ol-udp-1000", "ol-udp-3000", "ol-udp-10000",
            "ol-tcp-3000", "tx-bulkx2", "tx-256x4", "rx-256x4", "dns-3000"],
-    "2:1": ["mixed"],
+    "2:1": ["mixed", "mixed-c1"],
 }
 # repeats per variant: stock and ours carry the significance test (an exact
 # Mann-Whitney U needs 4 per side to reach p < 0.05); the knob comparators run

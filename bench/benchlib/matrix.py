@@ -29,7 +29,9 @@ Kinds of cells (tx/rx and "client"/"server" from the guest's point of view):
   stream  iperf3 in the guest (the benchmark's stream workloads): TCP,
           N flows, -l 64/256/1400 or the default (bulk), tx or rx; Mbit/s
   mixed   one queue pair shared by a bulk TCP sender (iperf3 in the guest)
-          and a TCP ping-pong (vnet-load, 1 flow): both reported
+          and a TCP ping-pong (vnet-load, 1 flow): both reported; the
+          sender pinned to vCPU 0 (mixed) or 1 (mixed-c1): with one pair
+          on two vCPUs, on the queue's interrupt CPU or off it
   app     a server in the guest and its usual load generator in the
           namespace, at fixed rates and at saturation: dnsmasq + dnsperf,
           nginx + wrk, memcached + memcaslap (libmemcached-tools)
@@ -71,6 +73,7 @@ class Cell:
     direction: str = "tx"        # stream: tx = guest sends
     app: str = ""                # app: dns, http, kv
     desc: str = ""
+    cpu: int = 0                 # mixed: the vCPU the bulk sender is pinned to
 
     @property
     def unit(self) -> str:
@@ -88,7 +91,7 @@ class Cell:
     def workload(self) -> B.Workload:
         """The benchmark's stream workload (stream cells, the mixed cell's bulk flow)."""
         if self.kind == "mixed":
-            return B.Workload(self.name, "stream", 1, None, "tx")
+            return B.Workload(self.name, "stream", 1, None, "tx", cpu=self.cpu)
         return B.Workload(self.name, "stream", self.flows, self.msg, self.direction)
 
 
@@ -116,9 +119,10 @@ def _cells() -> dict[str, Cell]:
                 out.append(Cell(f"{d}-{tag}x{n}", "stream", "tcp", n, size, direction=d,
                                 desc=f"iperf3 TCP {'-l ' + str(size) if size else 'default writes'}, "
                                      f"{n} flows, guest {'sends' if d == 'tx' else 'receives'}"))
-    out.append(Cell("mixed", "mixed", "tcp", 1, MSG_RR,
-                    desc="one queue pair: iperf3 bulk TCP from the guest + a TCP ping-pong "
-                         f"({MSG_RR} B) answered by the guest"))
+    for cpu in (0, 1):
+        out.append(Cell("mixed" + (f"-c{cpu}" if cpu else ""), "mixed", "tcp", 1, MSG_RR, cpu=cpu,
+                        desc="one queue pair: iperf3 bulk TCP from the guest (pinned to vCPU "
+                             f"{cpu}) + a TCP ping-pong ({MSG_RR} B) answered by the guest"))
     for name, app, rate, flows, what in APPS:
         out.append(Cell(name, "app", flows=flows, rate=rate, app=app, desc=what))
     return {c.name: c for c in out}

@@ -172,6 +172,7 @@ class Workload:
     msg: int | None      # bytes per write / message; None = iperf3 default (128 KiB)
     direction: str = "tx"  # stream: tx = guest sends, rx = guest receives (-R)
     desc: str = ""
+    cpu: int = 0         # stream: the vCPU of the first iperf3 client (then round robin)
 
     @property
     def unit(self) -> str:
@@ -252,7 +253,7 @@ def iperf_split(w: Workload, ncpu: int) -> list[tuple[int, int]]:
     (iperf3 3.12 is single-threaded and XPS picks the TX queue by CPU)."""
     procs = max(1, min(ncpu, w.flows))
     base, extra = divmod(w.flows, procs)
-    return [(i, base + (1 if i < extra else 0)) for i in range(procs)]
+    return [((w.cpu + i) % ncpu, base + (1 if i < extra else 0)) for i in range(procs)]
 
 
 def start_servers(g, w: Workload, ncpu: int) -> None:
