@@ -60,7 +60,7 @@ OTHER_TOPO_CELLS = ["rr-tcp-4", "rr-tcp-128", "ol-udp-3000", "tx-256x4", "rx-256
 FULL_PLAN = {
     MAIN: [n for n, c in M.CELLS.items() if c.kind != "mixed" and n != "dns-1000"
            and not (c.kind == "stream" and c.direction == "rx" and n not in RX_CELLS)],
-    "2:1": ["mixed", "mixed-c1", "rr-tcp-4", "ol-udp-3000", "tx-256x4", "tx-bulkx2"],
+    "2:1": ["mixed", "mixed-c1", "mixed-free", "rr-tcp-4", "ol-udp-3000", "tx-256x4", "tx-bulkx2"],
     "4:2": OTHER_TOPO_CELLS,
     4: ["rr-tcp-4", "rr-tcp-128", "ol-udp-3000", "tx-256x4"],
 }
@@ -68,7 +68,7 @@ FULL_PLAN = {
 SCREEN_PLAN = {
     MAIN: ["rr-tcp-4", "rr-udp-4", "rr-tcp-1-16k", "ol-udp-1000", "ol-udp-3000", "ol-udp-10000",
            "ol-tcp-3000", "tx-bulkx2", "tx-256x4", "rx-256x4", "dns-3000"],
-    "2:1": ["mixed", "mixed-c1"],
+    "2:1": ["mixed", "mixed-c1", "mixed-free"],
 }
 # repeats per variant: stock and ours carry the significance test (an exact
 # Mann-Whitney U needs 4 per side to reach p < 0.05); the knob comparators run
@@ -168,13 +168,14 @@ def build_plan(a) -> tuple[dict, dict, list]:
 
 def schedule(plan: dict, runs: dict, vs: list) -> list[tuple]:
     """Boots in order: for rep: for topology: for variant -> (rep, topo, variant).
-    Knob comparators run on the main topology only (unless it is not in the plan)."""
+    Stock's knob comparators run on the main topology only (unless it is not
+    in the plan); ours-b, an A/B of ours, runs wherever ours does."""
     out = []
     main = MAIN if MAIN in plan else next(iter(plan))
     for rep in range(max(runs.values())):
         for topo in plan:
             for v in vs:
-                knob = v.name not in ("stock", "ours")
+                knob = v.driver == "stock" and v.name != "stock"
                 if rep < runs[v.name] and (topo == main or not knob or len(plan) == 1):
                     out.append((rep, topo, v))
     return out

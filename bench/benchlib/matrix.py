@@ -73,7 +73,7 @@ class Cell:
     direction: str = "tx"        # stream: tx = guest sends
     app: str = ""                # app: dns, http, kv
     desc: str = ""
-    cpu: int = 0                 # mixed: the vCPU the bulk sender is pinned to
+    cpu: int = 0                 # mixed: the vCPU the bulk sender is pinned to (-1: none)
 
     @property
     def unit(self) -> str:
@@ -119,10 +119,12 @@ def _cells() -> dict[str, Cell]:
                 out.append(Cell(f"{d}-{tag}x{n}", "stream", "tcp", n, size, direction=d,
                                 desc=f"iperf3 TCP {'-l ' + str(size) if size else 'default writes'}, "
                                      f"{n} flows, guest {'sends' if d == 'tx' else 'receives'}"))
-    for cpu in (0, 1):
-        out.append(Cell("mixed" + (f"-c{cpu}" if cpu else ""), "mixed", "tcp", 1, MSG_RR, cpu=cpu,
-                        desc="one queue pair: iperf3 bulk TCP from the guest (pinned to vCPU "
-                             f"{cpu}) + a TCP ping-pong ({MSG_RR} B) answered by the guest"))
+    for cpu in (0, 1, -1):
+        out.append(Cell("mixed" + {0: "", -1: "-free"}.get(cpu, f"-c{cpu}"), "mixed", "tcp", 1,
+                        MSG_RR, cpu=cpu,
+                        desc="one queue pair: iperf3 bulk TCP from the guest ("
+                             + (f"pinned to vCPU {cpu}" if cpu >= 0 else "not pinned")
+                             + f") + a TCP ping-pong ({MSG_RR} B) answered by the guest"))
     for name, app, rate, flows, what in APPS:
         out.append(Cell(name, "app", flows=flows, rate=rate, app=app, desc=what))
     return {c.name: c for c in out}

@@ -250,7 +250,10 @@ def topo_key(spec: str):
 
 def iperf_split(w: Workload, ncpu: int) -> list[tuple[int, int]]:
     """(cpu, flows) per iperf3 client process: one pinned process per vCPU
-    (iperf3 3.12 is single-threaded and XPS picks the TX queue by CPU)."""
+    (iperf3 3.12 is single-threaded and XPS picks the TX queue by CPU);
+    cpu -1 when w.cpu < 0: one process, left to the scheduler."""
+    if w.cpu < 0:
+        return [(-1, w.flows)]
     procs = max(1, min(ncpu, w.flows))
     base, extra = divmod(w.flows, procs)
     return [((w.cpu + i) % ncpu, base + (1 if i < extra else 0)) for i in range(procs)]
@@ -295,7 +298,8 @@ def load_script(g, w: Workload, seconds: int, ncpu: int) -> str:
                 f">/tmp/bench-w$i 2>&1 & done; wait")
     parts = []
     for i, (cpu, flows) in enumerate(iperf_split(w, ncpu)):
-        c = (f"taskset -c {cpu} iperf3 -c {host} -p {IPERF_BASE_PORT + i} -t {seconds} -i 0 -f m "
+        pin = f"taskset -c {cpu} " if cpu >= 0 else ""
+        c = (f"{pin}iperf3 -c {host} -p {IPERF_BASE_PORT + i} -t {seconds} -i 0 -f m "
              f"--connect-timeout 5000 -P {flows}")
         if w.msg:
             c += f" -l {w.msg}"
