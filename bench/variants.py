@@ -22,12 +22,17 @@ import collections
 import json
 import statistics
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))                 # benchlib
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # harness (benchlib.matrix)
+from benchlib import heatmap as H  # noqa: E402
+from benchlib import matrix as M  # noqa: E402
 
 
 def throughput(cell: str, m: dict) -> float:
-    if cell.startswith(("tx-", "rx-", "mixed")):
-        return m.get("mbps") or 0.0
-    return m.get("tps") or 0.0
+    c = M.CELLS.get(cell)
+    return (m.get(H.perf_key(c)) if c else None) or 0.0
 
 
 def per_vcpu(ec: dict, kind: str) -> str:
