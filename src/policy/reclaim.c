@@ -102,3 +102,42 @@ bool vnet_reclaim_room(unsigned int num_free, unsigned int need)
 {
 	return num_free >= need;
 }
+
+/* Whether to borrow the spare CPU now, or to sample first (reclaim.h). */
+enum vnet_borrow_step vnet_borrow_step(const struct vnet_borrow *b,
+				       bool have_spare, u64 now)
+{
+	if (!have_spare || !b->bulk_ns ||
+	    now - b->bulk_ns > VNET_BORROW_BULK_MS * NSEC_PER_MSEC)
+		return VNET_BORROW_NO;
+	if ((s64)(now - b->next_ns) < 0)
+		return VNET_BORROW_KEEP;
+	return VNET_BORROW_SAMPLE;
+}
+
+/*
+ * A sample: @wall_us now, @idle_home_us and @idle_spare_us the two CPUs'
+ * idle times so far (VNET_BORROW_IDLE_UNKNOWN: not accounted).  Returns
+ * and records whether to borrow until the next one.
+ */
+bool vnet_borrow_sample(struct vnet_borrow *b, u64 now, u64 wall_us,
+			u64 idle_home_us, u64 idle_spare_us)
+{
+	u64 dw = wall_us - b->wall_us;
+	bool known = idle_home_us != VNET_BORROW_IDLE_UNKNOWN &&
+		     idle_spare_us != VNET_BORROW_IDLE_UNKNOWN;
+
+	b->on = known && b->wall_us && wall_us > b->wall_us &&
+		dw < VNET_BORROW_PERIOD_MAX_MS * USEC_PER_MSEC &&
+		idle_home_us >= b->idle_home_us &&
+		idle_spare_us >= b->idle_spare_us &&
+		(idle_home_us - b->idle_home_us) * 100 <
+			dw * VNET_BORROW_HOME_IDLE_PCT &&
+		(idle_spare_us - b->idle_spare_us) * 100 >
+			dw * VNET_BORROW_SPARE_IDLE_PCT;
+	b->next_ns = now + VNET_BORROW_PERIOD_MS * NSEC_PER_MSEC;
+	b->wall_us = known ? wall_us : 0;
+	b->idle_home_us = idle_home_us;
+	b->idle_spare_us = idle_spare_us;
+	return b->on;
+}
