@@ -37,10 +37,16 @@ struct vnet_stat_desc {
 	size_t offset;
 };
 
+/*
+ * A name must fit ETH_GSTRING_LEN after the longest queue prefix
+ * ("tx_queue_99_"), or ethtool -S shows it cut short.
+ */
+#define VNET_STAT_NAME(n) \
+	((n) + BUILD_BUG_ON_ZERO(sizeof(n) > ETH_GSTRING_LEN - 12))
 #define VNET_RQ_STAT(n, f) \
-	{ n, VNET_SRC_MAIN, offsetof(struct vnet_rq_stats, f) }
+	{ VNET_STAT_NAME(n), VNET_SRC_MAIN, offsetof(struct vnet_rq_stats, f) }
 #define VNET_SQ_STAT(n, f) \
-	{ n, VNET_SRC_MAIN, offsetof(struct vnet_sq_stats, f) }
+	{ VNET_STAT_NAME(n), VNET_SRC_MAIN, offsetof(struct vnet_sq_stats, f) }
 #define VNET_IRQ_STAT(n) \
 	{ n, VNET_SRC_IRQ, offsetof(struct vnet_irq_stats, interrupts) }
 
