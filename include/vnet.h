@@ -101,7 +101,6 @@ struct vnet_sq_stats {
 	u64_stats_t forced_kicks;
 	u64_stats_t reclaim_batches;
 	u64_stats_t reclaim_deadlines;
-	u64_stats_t reclaim_spare_periods;
 	u64_stats_t irq_empty;
 	/* AF_XDP zero-copy (xsk.c) */
 	u64_stats_t xsk_packets;
@@ -193,15 +192,6 @@ struct vnet_sq {
 	u32 notify_seq;
 	struct vnet_reclaim_cfg reclaim_cfg;
 	struct vnet_reclaim_state reclaim;
-	/*
-	 * The pair's interrupt CPU and its spare (U16_MAX: none), where the
-	 * TX interrupt goes (written by the affinity plan), and whether
-	 * completions are taken there (policy/reclaim.h), under the TX
-	 * queue lock.
-	 */
-	u16 home_cpu;
-	u16 spare_cpu;
-	struct vnet_borrow borrow;
 	/* Set by the interrupt, consumed by TX NAPI: was it worth it? */
 	bool irq_seen;
 	/*
@@ -524,7 +514,6 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq);
 void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now);
 void vnet_tx_recover(struct vnet_sq *sq);
 void vnet_tx_resumed(struct vnet_sq *sq, struct netdev_queue *txq);
-bool vnet_tx_borrowing(struct vnet_sq *sq, u64 now);
 void vnet_tx_xdp_reclaim(struct vnet_sq *sq, unsigned int n, u64 now);
 void vnet_tx_xdp_sent(struct vnet_sq *sq, u64 now);
 void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq);

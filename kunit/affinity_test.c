@@ -374,86 +374,6 @@ static void check_xps(struct kunit *test, const struct topo *t,
 	}
 }
 
-/*
- * Spare CPUs of the NIC owning pairs [first, last): a pair has one exactly
- * when its XPS share holds another CPU; it is of the share, not the
- * interrupt CPU, and of the interrupt CPU's cache when the share has such.
- */
-static void check_spare(struct kunit *test, const struct topo *t,
-			const struct vnet_plan *p, unsigned int first,
-			unsigned int last, const char *what)
-{
-	unsigned int g, i;
-
-	for (g = first; g < last; g++) {
-		const struct vnet_topo_cpu *irq = &t->cpu[t->idx[p->irq_cpu[g]]];
-		u16 spare = p->spare_cpu[g];
-		bool llc = false;
-
-		for (i = 0; i < t->n; i++)
-			if (t->cpu[i].cpu != irq->cpu &&
-			    xps_has(p, g, t->cpu[i].cpu) &&
-			    t->cpu[i].llc == irq->llc)
-				llc = true;
-		if (p->xps_count[g] < 2) {
-			KUNIT_EXPECT_EQ_MSG(test, spare, U16_MAX,
-					    "%s: pair %u has no other CPU", what, g);
-			continue;
-		}
-		KUNIT_ASSERT_NE_MSG(test, spare, U16_MAX, "%s: pair %u", what, g);
-		KUNIT_EXPECT_NE_MSG(test, spare, irq->cpu, "%s: pair %u", what, g);
-		KUNIT_EXPECT_TRUE_MSG(test, xps_has(p, g, spare),
-				      "%s: pair %u spare %u off its share",
-				      what, g, spare);
-		if (llc)
-			KUNIT_EXPECT_EQ_MSG(test, t->cpu[t->idx[spare]].llc,
-					    irq->llc, "%s: pair %u spare %u",
-					    what, g, spare);
-	}
-}
-
-/* Spare CPUs on the topologies the benchmark runs, and across caches. */
-static void plan_spare_cpu(struct kunit *test)
-{
-	static const unsigned int one[] = { 1 }, two[] = { 2 }, four[] = { 4 };
-	struct topo *t = new_topo(test);
-	struct vnet_plan *p;
-
-	/* 2 CPUs, 1 pair: the other CPU. */
-	make_topo(t, 1, 1, 2, 1, 0);
-	p = plan(test, t, one, 1);
-	KUNIT_EXPECT_EQ(test, p->spare_cpu[0], 1);
-	vnet_plan_free(p);
-	/* 2 CPUs, 2 pairs: none. */
-	p = plan(test, t, two, 1);
-	KUNIT_EXPECT_EQ(test, p->spare_cpu[0], U16_MAX);
-	KUNIT_EXPECT_EQ(test, p->spare_cpu[1], U16_MAX);
-	vnet_plan_free(p);
-	/* 4 CPUs (2 cores x 2 threads), 2 pairs on 0 and 2: the siblings. */
-	make_topo(t, 1, 1, 2, 2, 0);
-	p = plan(test, t, two, 1);
-	KUNIT_EXPECT_EQ(test, p->spare_cpu[0], 1);
-	KUNIT_EXPECT_EQ(test, p->spare_cpu[1], 3);
-	vnet_plan_free(p);
-	/* 4 pairs on 4 CPUs: none. */
-	p = plan(test, t, four, 1);
-	KUNIT_EXPECT_EQ(test, p->spare_cpu[2], U16_MAX);
-	vnet_plan_free(p);
-	/*
-	 * Caches interleaved by number (CPUs 0, 2 share one, 1 and 3 the
-	 * other), 1 pair on CPU 0: its spare is CPU 2, not the lower 1.
-	 */
-	t->n = 0;
-	add_cpu(t, 0, 0, 0, 0);
-	add_cpu(t, 1, 0, 1, 1);
-	add_cpu(t, 2, 0, 0, 2);
-	add_cpu(t, 3, 0, 1, 3);
-	p = plan(test, t, one, 1);
-	KUNIT_EXPECT_EQ(test, p->irq_cpu[0], 0);
-	KUNIT_EXPECT_EQ(test, p->spare_cpu[0], 2);
-	vnet_plan_free(p);
-}
-
 /* Properties over many topologies and pair counts. */
 static void plan_properties(struct kunit *test)
 {
@@ -500,11 +420,8 @@ static void plan_properties(struct kunit *test)
 				check_spread(test, t, p, np, what);
 				check_spread(test, t, p, total, what);
 				check_xps(test, t, p, 0, np, what);
-				check_spare(test, t, p, 0, np, what);
-				if (nn > 1) {
+				if (nn > 1)
 					check_xps(test, t, p, np, total, what);
-					check_spare(test, t, p, np, total, what);
-				}
 				vnet_plan_free(p);
 				vnet_plan_free(q);
 			}
@@ -523,7 +440,6 @@ static struct kunit_case affinity_plan_cases[] = {
 	KUNIT_CASE(plan_llc_spread),
 	KUNIT_CASE(plan_llc_spread_smt),
 	KUNIT_CASE(plan_llc_proportion),
-	KUNIT_CASE(plan_spare_cpu),
 	KUNIT_CASE(plan_properties),
 	{}
 };

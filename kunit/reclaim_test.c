@@ -135,74 +135,6 @@ static void reclaim_room_edges(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_room(0, 1));
 }
 
-#define MS	(1000 * US)
-#define T0	(5000 * MS)	/* a time well past zero */
-
-/* When to borrow, keep the last answer, or sample. */
-static void reclaim_borrow_step(struct kunit *test)
-{
-	struct vnet_borrow b = { .bulk_ns = T0, .next_ns = T0 + 10 * MS };
-
-	/* No spare CPU, or no bulk yet: never. */
-	KUNIT_EXPECT_EQ(test, vnet_borrow_step(&b, false, T0), VNET_BORROW_NO);
-	b.bulk_ns = 0;
-	KUNIT_EXPECT_EQ(test, vnet_borrow_step(&b, true, T0), VNET_BORROW_NO);
-	/* Bulk within the last 20 ms: keep until the sample is due, then sample. */
-	b.bulk_ns = T0;
-	KUNIT_EXPECT_EQ(test, vnet_borrow_step(&b, true, T0), VNET_BORROW_KEEP);
-	KUNIT_EXPECT_EQ(test, vnet_borrow_step(&b, true, T0 + 10 * MS - 1),
-			VNET_BORROW_KEEP);
-	KUNIT_EXPECT_EQ(test, vnet_borrow_step(&b, true, T0 + 10 * MS),
-			VNET_BORROW_SAMPLE);
-	KUNIT_EXPECT_EQ(test, vnet_borrow_step(&b, true, T0 + 20 * MS),
-			VNET_BORROW_SAMPLE);
-	/* The last GSO packet more than 20 ms ago: no longer. */
-	KUNIT_EXPECT_EQ(test, vnet_borrow_step(&b, true, T0 + 20 * MS + 1),
-			VNET_BORROW_NO);
-}
-
-/* Idle-time thresholds: home under 10%, spare over 50% of the period. */
-static void reclaim_borrow_sample(struct kunit *test)
-{
-	struct vnet_borrow b = {};
-	u64 wall = 1000000, now = T0;
-
-	/* The first sample only records. */
-	KUNIT_EXPECT_FALSE(test, vnet_borrow_sample(&b, now, wall, 500, 900));
-	KUNIT_EXPECT_EQ(test, b.next_ns, now + 10 * MS);
-	/* 10 ms: home idle 999 us (< 10%), spare 5001 us (> 50%). */
-	wall += 10000;
-	KUNIT_EXPECT_TRUE(test, vnet_borrow_sample(&b, now, wall, 1499, 5901));
-	KUNIT_EXPECT_TRUE(test, b.on);
-	/* Home idle exactly 10%: no. */
-	wall += 10000;
-	KUNIT_EXPECT_FALSE(test, vnet_borrow_sample(&b, now, wall, 2499, 10901));
-	/* Spare idle exactly 50%: no. */
-	wall += 10000;
-	KUNIT_EXPECT_FALSE(test, vnet_borrow_sample(&b, now, wall, 2499, 15901));
-	/* Both well inside: yes again. */
-	wall += 10000;
-	KUNIT_EXPECT_TRUE(test, vnet_borrow_sample(&b, now, wall, 2499, 25901));
-	/* A period of a second or more (a pause): no, but it is recorded. */
-	wall += 1000000;
-	KUNIT_EXPECT_FALSE(test, vnet_borrow_sample(&b, now, wall, 2499, 1025901));
-	wall += 10000;
-	KUNIT_EXPECT_TRUE(test, vnet_borrow_sample(&b, now, wall, 2499, 1035901));
-	/* Idle time not accounted (no NOHZ): no, and the next starts over. */
-	wall += 10000;
-	KUNIT_EXPECT_FALSE(test, vnet_borrow_sample(&b, now, wall,
-						    VNET_BORROW_IDLE_UNKNOWN,
-						    1045901));
-	KUNIT_EXPECT_EQ(test, b.wall_us, 0ULL);
-	wall += 10000;
-	KUNIT_EXPECT_FALSE(test, vnet_borrow_sample(&b, now, wall, 2499, 1055901));
-	/* A clock or counter that went back: no. */
-	wall += 10000;
-	KUNIT_EXPECT_TRUE(test, vnet_borrow_sample(&b, now, wall, 2499, 1065901));
-	KUNIT_EXPECT_FALSE(test, vnet_borrow_sample(&b, now, wall - 1, 2499,
-						    1075901));
-}
-
 static struct kunit_case reclaim_policy_cases[] = {
 	KUNIT_CASE(reclaim_stock_mode),
 	KUNIT_CASE(reclaim_on_xmit_batches),
@@ -211,8 +143,6 @@ static struct kunit_case reclaim_policy_cases[] = {
 	KUNIT_CASE(reclaim_xdp_frames),
 	KUNIT_CASE(reclaim_waited),
 	KUNIT_CASE(reclaim_room_edges),
-	KUNIT_CASE(reclaim_borrow_step),
-	KUNIT_CASE(reclaim_borrow_sample),
 	{}
 };
 

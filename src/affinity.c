@@ -84,20 +84,6 @@ static unsigned int vnet_aff_topology(struct vnet_topo_cpu *cpus,
 }
 
 /*
- * The TX interrupt of @qp goes to the pair's spare CPU if it has one, else
- * beside the RX one on @home (policy/reclaim.h: borrowing a spare CPU).
- */
-static void vnet_aff_set_tx(struct vnet_qp *qp, u16 home, u16 spare)
-{
-	WRITE_ONCE(qp->sq.home_cpu, home);
-	WRITE_ONCE(qp->sq.spare_cpu, spare);
-	if (spare == U16_MAX)
-		spare = home;
-	virtqueue_set_affinity(qp->sq.vq, spare == U16_MAX ?
-			       NULL : cpumask_of(spare));
-}
-
-/*
  * Apply plan @p from its pair @first on to the stack's @pairs pairs of
  * @vi, and place the @xdp pairs after them that XDP enabled: CPU n sends
  * its XDP frames on pair @pairs + n (policy/xdp.h), so that pair's
@@ -120,8 +106,9 @@ static void vnet_aff_apply(struct vnet *vi, const struct vnet_plan *p,
 				cpu = U16_MAX;
 			virtqueue_set_affinity(qp->rq.vq, cpu == U16_MAX ?
 					       NULL : cpumask_of(cpu));
+			virtqueue_set_affinity(qp->sq.vq, cpu == U16_MAX ?
+					       NULL : cpumask_of(cpu));
 			vi->aff_cpu[i] = cpu;
-			vnet_aff_set_tx(qp, cpu, U16_MAX);
 			cpumask_clear(xps);
 			continue;
 		}
@@ -129,7 +116,7 @@ static void vnet_aff_apply(struct vnet *vi, const struct vnet_plan *p,
 		bitmap_copy(cpumask_bits(xps), vnet_plan_xps(p, first + i),
 			    nr_cpu_ids);
 		virtqueue_set_affinity(qp->rq.vq, cpumask_of(vi->aff_cpu[i]));
-		vnet_aff_set_tx(qp, vi->aff_cpu[i], p->spare_cpu[first + i]);
+		virtqueue_set_affinity(qp->sq.vq, cpumask_of(vi->aff_cpu[i]));
 		vnet_set_xps_cpus(vi->dev, cpumask_bits(xps), i);
 	}
 	vi->aff_pairs = pairs + xdp;
@@ -139,18 +126,9 @@ static void vnet_aff_log(struct vnet *vi)
 {
 	unsigned int i;
 
-	for (i = 0; i < vi->aff_pairs; i++) {
-		u16 spare = vi->qp[i].sq.spare_cpu;
-
-		if (spare == U16_MAX)
-			netdev_info(vi->dev, "affinity: pair %u irq cpu %u, xps cpus %*pbl\n",
-				    i, vi->aff_cpu[i],
-				    cpumask_pr_args(vi->aff_xps[i]));
-		else
-			netdev_info(vi->dev, "affinity: pair %u irq cpu %u, xps cpus %*pbl, tx irq cpu %u\n",
-				    i, vi->aff_cpu[i],
-				    cpumask_pr_args(vi->aff_xps[i]), spare);
-	}
+	for (i = 0; i < vi->aff_pairs; i++)
+		netdev_info(vi->dev, "affinity: pair %u irq cpu %u, xps cpus %*pbl\n",
+			    i, vi->aff_cpu[i], cpumask_pr_args(vi->aff_xps[i]));
 }
 
 /*
@@ -258,7 +236,6 @@ void vnet_affinity_stop(struct vnet *vi, bool remove)
 				virtqueue_set_affinity(vi->qp[i].rq.vq, NULL);
 			if (vi->qp[i].sq.vq)
 				virtqueue_set_affinity(vi->qp[i].sq.vq, NULL);
-			WRITE_ONCE(vi->qp[i].sq.spare_cpu, U16_MAX);
 		}
 	}
 	if (remove && !list_empty(&vi->aff_node))
@@ -311,16 +288,9 @@ ssize_t vnet_affinity_show(struct vnet *vi, char *buf)
 	mutex_lock(&vnet_aff_lock);
 	if (!vnet_aff_auto)
 		n += scnprintf(buf + n, PAGE_SIZE - n, "off\n");
-	for (i = 0; vnet_aff_auto && i < vi->aff_pairs; i++) {
-		u16 spare = vi->qp[i].sq.spare_cpu;
-
-		n += scnprintf(buf + n, PAGE_SIZE - n, "pair %u irq %u xps %*pbl",
+	for (i = 0; vnet_aff_auto && i < vi->aff_pairs; i++)
+		n += scnprintf(buf + n, PAGE_SIZE - n, "pair %u irq %u xps %*pbl\n",
 			       i, vi->aff_cpu[i], cpumask_pr_args(vi->aff_xps[i]));
-		if (spare != U16_MAX)
-			n += scnprintf(buf + n, PAGE_SIZE - n, " tx-irq %u",
-				       spare);
-		n += scnprintf(buf + n, PAGE_SIZE - n, "\n");
-	}
 	mutex_unlock(&vnet_aff_lock);
 	return n;
 }

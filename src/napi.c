@@ -242,9 +242,6 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	next = vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
 				  vnet_sq_in_use(sq), netif_xmit_stopped(txq),
 				  true, now);
-	if (next != VNET_RECLAIM_IRQ && vnet_sq_in_use(sq) &&
-	    vnet_tx_borrowing(sq, now))
-		next = VNET_RECLAIM_IRQ;
 	if (!budget) {
 		/*
 		 * netpoll polls every instance, scheduled or not, and

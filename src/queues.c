@@ -34,8 +34,6 @@ int vnet_qps_alloc(struct vnet *vi)
 		qp->rq.qp = qp;
 		qp->rq.poll_cpu = -1;
 		qp->sq.qp = qp;
-		qp->sq.home_cpu = U16_MAX;
-		qp->sq.spare_cpu = U16_MAX;
 		qp->sq.use_napi = vnet_opts.napi_tx;
 		atomic64_set(&qp->sq.timeouts, 0);
 		snprintf(qp->rq.name, sizeof(qp->rq.name), "input.%u", i);

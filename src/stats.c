@@ -137,7 +137,6 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	{ "notify_cost_ns", VNET_SRC_NOTIFY_COST, 0 },
 	VNET_SQ_STAT("reclaim_batches", reclaim_batches),
 	VNET_SQ_STAT("reclaim_deadlines", reclaim_deadlines),
-	VNET_SQ_STAT("spare_cpu_periods", reclaim_spare_periods),
 	VNET_IRQ_STAT("interrupts"),
 	VNET_SQ_STAT("irq_empty", irq_empty),
 	VNET_SQ_STAT("napi_polls", napi_polls),

@@ -4,9 +4,8 @@
  *
  *   affinity   the queue pair placement in force: per pair of the last
  *              plan applied (the active pairs), the CPU its interrupts
- *              go to and the CPUs that transmit on it, and its TX
- *              interrupt's CPU where that is a spare one; empty while
- *              the device is frozen, "off" with irq_affinity=off
+ *              go to and the CPUs that transmit on it; empty while the
+ *              device is frozen, "off" with irq_affinity=off
  *
  * and, as the in-tree driver has it, with mergeable receive buffers:
  * /sys/class/net/<dev>/queues/rx-<N>/virtio_net/mergeable_rx_buffer_size,

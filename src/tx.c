@@ -14,12 +14,10 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/kernel_stat.h>
 #include <linux/netdevice.h>
 #include <linux/netpoll.h>
 #include <linux/skbuff.h>
 #include <linux/tcp.h>
-#include <linux/tick.h>
 #include <net/sock.h>
 #include <net/netfilter/nf_conntrack.h>
 #include "compat.h"
@@ -549,43 +547,9 @@ static void vnet_tx_stock_burst_end(struct vnet_sq *sq, u64 now)
 	}
 }
 
-/*
- * Whether the queue's completions are to be taken on its spare CPU now,
- * by interrupt as stock does (policy/reclaim.h).  Under the TX queue lock.
- * get_cpu_idle_time_us() is declared in linux/tick.h, on recent kernels in
- * linux/kernel_stat.h; both are included.
- */
-bool vnet_tx_borrowing(struct vnet_sq *sq, u64 now)
-{
-	u16 home = READ_ONCE(sq->home_cpu), spare = READ_ONCE(sq->spare_cpu);
-	u64 wall = 0, idle_home, idle_spare;
-
-	if (!sq->use_napi || !vnet_reclaim_delayed(&sq->reclaim_cfg))
-		return false;
-	switch (vnet_borrow_step(&sq->borrow,
-				 spare != U16_MAX && home != U16_MAX, now)) {
-	case VNET_BORROW_NO:
-		return false;
-	case VNET_BORROW_KEEP:
-		return sq->borrow.on;
-	case VNET_BORROW_SAMPLE:
-		break;
-	}
-	idle_home = get_cpu_idle_time_us(home, &wall);
-	idle_spare = get_cpu_idle_time_us(spare, NULL);
-	if (!vnet_borrow_sample(&sq->borrow, now, wall, idle_home, idle_spare))
-		return false;
-	vnet_sq_inc(sq, &sq->stats.reclaim_spare_periods);
-	return true;
-}
-
 /* The stack ended a burst: make sure its completions will be reclaimed. */
 static void vnet_tx_burst_end(struct vnet_sq *sq, u64 now)
 {
-	if (vnet_tx_borrowing(sq, now)) {
-		vnet_tx_stock_burst_end(sq, now);
-		return;
-	}
 	switch (vnet_reclaim_at_burst_end(&sq->reclaim_cfg, &sq->reclaim,
 					  vnet_sq_in_use(sq), sq->use_napi)) {
 	case VNET_RECLAIM_IRQ:
@@ -730,8 +694,6 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		return NETDEV_TX_OK;
 	}
 	sq->reclaim.last_xmit_ns = now;
-	if (skb_is_gso(skb))
-		sq->borrow.bulk_ns = now;
 	/*
 	 * The packet is in the ring; the device is notified right after (a
 	 * timestamped packet is never held, see the kick below), so the

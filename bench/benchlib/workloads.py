@@ -814,14 +814,13 @@ def plan_share(vecs: dict[str, list[int]], plan: dict | None,
                min_irqs: int = 10) -> tuple[float | None, float | None]:
     """(% of the queue vectors' interrupts on their planned CPU, the worst
     single vector's %, over vectors with at least min_irqs interrupts);
-    plan: {pair as str: irq cpu, 'output.N': TX irq cpu where it differs}.
-    (None, None) without a plan."""
+    plan: {pair as str: irq cpu}. (None, None) without a plan."""
     if not plan:
         return None, None
     on = total = 0
     worst = None
     for q, counts in vecs.items():
-        cpu = plan.get(q, plan.get(q.partition(".")[2]))
+        cpu = plan.get(q.partition(".")[2])
         n = sum(counts)
         if cpu is None or not n:
             continue
@@ -835,17 +834,14 @@ def plan_share(vecs: dict[str, list[int]], plan: dict | None,
 
 
 def parse_plan(text: str | None) -> dict[str, int] | None:
-    """Our driver's /sys/class/net/<dev>/virtio_net/affinity -> {pair: irq
-    cpu}, and {'output.N': cpu} for a TX interrupt on the pair's spare CPU."""
+    """Our driver's /sys/class/net/<dev>/virtio_net/affinity -> {pair: irq cpu}."""
     if not text:
         return None
-    plan: dict[str, int] = {}
+    plan = {}
     for line in text.splitlines():
-        m = re.match(r"pair (\d+) irq (\d+) xps \S+(?: tx-irq (\d+))?$", line.strip())
+        m = re.match(r"pair (\d+) irq (\d+) xps \S+$", line.strip())
         if m:
             plan[m.group(1)] = int(m.group(2))
-            if m.group(3) is not None:
-                plan[f"output.{m.group(1)}"] = int(m.group(3))
     return plan or None
 
 

@@ -17,10 +17,6 @@
  *  - each CPU transmits on the pairs whose interrupt it takes; a CPU
  *    without one transmits on a pair of its own last-level cache, else of
  *    its node, else any, always the pair with the fewest such CPUs;
- *  - a pair whose XPS share holds other CPUs than its interrupt CPU
- *    gets one of them as its spare CPU (same last-level cache, else same
- *    node, else any), where its TX completions may be taken while its
- *    own CPU is saturated (policy/reclaim.h);
  *  - ties go to the lowest number: the plan is deterministic.
  */
 #ifndef VNET_AFFINITY_PLAN_H
@@ -43,7 +39,6 @@ struct vnet_plan {
 	const struct vnet_topo_cpu *cpus;
 	unsigned int total_pairs;	/* over all NICs */
 	u16 *irq_cpu;			/* [total_pairs] */
-	u16 *spare_cpu;			/* [total_pairs] U16_MAX: none */
 	unsigned long *xps;		/* [total_pairs][BITS_TO_LONGS(mask_bits)] */
 	/* scratch; [ncpus] arrays are indexed like cpus[] */
 	unsigned int *load;		/* [ncpus] pairs per CPU */

@@ -19,7 +19,6 @@ int vnet_plan_alloc(struct vnet_plan *p, const struct vnet_topo_cpu *cpus,
 	p->mask_bits = mask_bits;
 	p->total_pairs = total_pairs;
 	p->irq_cpu = kcalloc(total_pairs, sizeof(*p->irq_cpu), gfp);
-	p->spare_cpu = kcalloc(total_pairs, sizeof(*p->spare_cpu), gfp);
 	p->xps = kcalloc(total_pairs * BITS_TO_LONGS(mask_bits),
 			 sizeof(unsigned long), gfp);
 	p->load = kcalloc(ncpus, sizeof(*p->load), gfp);
@@ -33,10 +32,9 @@ int vnet_plan_alloc(struct vnet_plan *p, const struct vnet_topo_cpu *cpus,
 	p->node_pairs = kcalloc(ncpus, sizeof(*p->node_pairs), gfp);
 	p->irq_idx = kcalloc(total_pairs, sizeof(*p->irq_idx), gfp);
 	p->xps_count = kcalloc(total_pairs, sizeof(*p->xps_count), gfp);
-	if (!p->irq_cpu || !p->spare_cpu || !p->xps || !p->load ||
-	    !p->order || !p->rank || !p->core_of || !p->llc_of ||
-	    !p->core_load || !p->llc_load || !p->llc_cpus ||
-	    !p->node_pairs || !p->irq_idx || !p->xps_count) {
+	if (!p->irq_cpu || !p->xps || !p->load || !p->order || !p->rank ||
+	    !p->core_of || !p->llc_of || !p->core_load || !p->llc_load ||
+	    !p->llc_cpus || !p->node_pairs || !p->irq_idx || !p->xps_count) {
 		vnet_plan_free(p);
 		return -ENOMEM;
 	}
@@ -46,7 +44,6 @@ int vnet_plan_alloc(struct vnet_plan *p, const struct vnet_topo_cpu *cpus,
 void vnet_plan_free(struct vnet_plan *p)
 {
 	kfree(p->irq_cpu);
-	kfree(p->spare_cpu);
 	kfree(p->xps);
 	kfree(p->load);
 	kfree(p->order);
@@ -215,34 +212,6 @@ static unsigned int vnet_plan_xps_fallback(const struct vnet_plan *p,
 	return first;
 }
 
-/*
- * The spare CPU of pair @g: a CPU of its XPS share other than its
- * interrupt CPU (so one taking no interrupts), of the same last-level
- * cache if any, else of the same node, else any; the lowest number among
- * equals.  U16_MAX when the share has no other CPU.
- */
-static u16 vnet_plan_spare(const struct vnet_plan *p, unsigned int g)
-{
-	const struct vnet_topo_cpu *irq = &p->cpus[p->irq_idx[g]];
-	unsigned int i, level, best_level = 3;
-	u16 best = U16_MAX;
-
-	for (i = 0; i < p->ncpus; i++) {
-		const struct vnet_topo_cpu *c = &p->cpus[i];
-
-		if (i == p->irq_idx[g] || !test_bit(c->cpu, vnet_plan_xps(p, g)))
-			continue;
-		level = vnet_plan_same_llc(irq, c) ? 0 :
-			irq->node == c->node ? 1 : 2;
-		if (level < best_level ||
-		    (level == best_level && c->cpu < best)) {
-			best_level = level;
-			best = c->cpu;
-		}
-	}
-	return best;
-}
-
 static void vnet_plan_xps_nic(struct vnet_plan *p, unsigned int first,
 			      unsigned int last)
 {
@@ -265,8 +234,6 @@ static void vnet_plan_xps_nic(struct vnet_plan *p, unsigned int first,
 		__set_bit(p->cpus[ci].cpu, vnet_plan_xps(p, g));
 		p->xps_count[g]++;
 	}
-	for (g = first; g < last; g++)
-		p->spare_cpu[g] = vnet_plan_spare(p, g);
 }
 
 /*

@@ -47,18 +47,15 @@ def cpulist(text: str) -> set[int]:
     return out
 
 
-def read_plan(g, nic: int) -> dict[int, tuple[int, set[int], int]]:
-    """pair -> (irq cpu, xps cpus, TX irq cpu) from the driver's sysfs file
-    (the TX interrupt's CPU is the irq one unless a spare is named)."""
+def read_plan(g, nic: int) -> dict[int, tuple[int, set[int]]]:
+    """pair -> (irq cpu, xps cpus) from the driver's sysfs file."""
     ifn = net.ifname(g, nic)
     text = g.run_ok(f"cat /sys/class/net/{ifn}/virtio_net/affinity")
     plan = {}
     for line in text.splitlines():
-        m = re.match(r"pair (\d+) irq (\d+) xps (\S+)(?: tx-irq (\d+))?$", line.strip())
+        m = re.match(r"pair (\d+) irq (\d+) xps (\S+)$", line.strip())
         check(m is not None, f"{ifn}: unexpected plan line {line!r}")
-        irq = int(m.group(2))
-        plan[int(m.group(1))] = (irq, cpulist(m.group(3)),
-                                 irq if m.group(4) is None else int(m.group(4)))
+        plan[int(m.group(1))] = (int(m.group(2)), cpulist(m.group(3)))
     return plan
 
 
@@ -110,13 +107,13 @@ def check_rules(plans: list[dict], topo: dict[int, dict]) -> None:
     """The planner's rules, checked on the real topology."""
     load = {c: 0 for c in topo}
     for plan in plans:
-        for cpu, *_ in plan.values():
+        for cpu, _ in plan.values():
             check(cpu in topo, f"pair placed on CPU {cpu}, which is not online")
             load[cpu] += 1
     check(max(load.values()) - min(load.values()) <= 1,
           f"unbalanced: pairs per CPU {load}")
     for plan in plans:
-        cores = {topo[c]["core"] for c, *_ in plan.values()}
+        cores = {topo[c]["core"] for c, _ in plan.values()}
         ncores = len({t["core"] for t in topo.values()})
         # distinct cores before SMT siblings
         check(len(cores) == min(len(plan), ncores),
@@ -124,7 +121,7 @@ def check_rules(plans: list[dict], topo: dict[int, dict]) -> None:
         nodes = {t["node"] for t in topo.values()}
         for node in nodes:
             share = sum(1 for t in topo.values() if t["node"] == node) / len(topo)
-            mine = [c for c, *_ in plan.values() if topo[c]["node"] == node]
+            mine = [c for c, _ in plan.values() if topo[c]["node"] == node]
             got = len(mine)
             check(abs(got - share * len(plan)) < 1 + 1e-9,
                   f"node {node}: {got} of {len(plan)} pairs for {share:.0%} of the CPUs")
@@ -134,22 +131,9 @@ def check_rules(plans: list[dict], topo: dict[int, dict]) -> None:
             check(len(used) == min(got, len(llcs)),
                   f"node {node}: {got} pairs on caches {sorted(used)} of {sorted(llcs)}")
         covered: set[int] = set()
-        irq_llcs = {topo[c]["llc"] for c, *_ in plan.values()}
-        irq_nodes = {topo[c]["node"] for c, *_ in plan.values()}
-        for cpu, xps, tx in plan.values():
-            # the TX interrupt: on the pair's own CPU when its share has
-            # no other, else on another CPU of the share (its spare), of
-            # the same cache when the share has one there
-            if xps == {cpu}:
-                check(tx == cpu, f"TX interrupt of the pair on CPU {cpu} sent to CPU {tx}, "
-                                 f"its share {sorted(xps)} has no other CPU")
-            else:
-                check(tx in xps and tx != cpu,
-                      f"TX interrupt of the pair on CPU {cpu} (share {sorted(xps)}) on CPU {tx}: "
-                      f"not a spare CPU of its share")
-                if any(topo[x]["llc"] == topo[cpu]["llc"] for x in xps - {cpu}):
-                    check(topo[tx]["llc"] == topo[cpu]["llc"],
-                          f"spare CPU {tx} of the pair on CPU {cpu} is off its cache")
+        irq_llcs = {topo[c]["llc"] for c, _ in plan.values()}
+        irq_nodes = {topo[c]["node"] for c, _ in plan.values()}
+        for cpu, xps in plan.values():
             covered |= xps
             for x in xps:
                 if topo[x]["llc"] in irq_llcs:
@@ -185,19 +169,16 @@ def traffic(g, nics: int, seconds: int = 3) -> None:
             bg.result(timeout=seconds + 60)
 
 
-def logged_plan(g, nic: int) -> dict[int, tuple[int, set[int], int]]:
-    """pair -> (irq cpu, xps cpus, TX irq cpu) from the last affinity lines
-    the driver logged for the NIC (probe and every re-plan log the whole
-    plan)."""
+def logged_plan(g, nic: int) -> dict[int, tuple[int, set[int]]]:
+    """pair -> (irq cpu, xps cpus) from the last affinity lines the driver
+    logged for the NIC (probe and every re-plan log the whole plan)."""
     ifn = net.ifname(g, nic)
-    plan: dict[int, tuple[int, set[int], int]] = {}
-    for m in re.finditer(rf" {ifn}: affinity: pair (\d+) irq cpu (\d+), xps cpus (\S+?)"
-                         rf"(?:, tx irq cpu (\d+))?\s*$", kernel_log(g), re.M):
+    plan: dict[int, tuple[int, set[int]]] = {}
+    for m in re.finditer(rf" {ifn}: affinity: pair (\d+) irq cpu (\d+), xps cpus (\S+)\s*$",
+                         kernel_log(g), re.M):
         if int(m.group(1)) == 0:
             plan = {}
-        irq = int(m.group(2))
-        plan[int(m.group(1))] = (irq, cpulist(m.group(3)),
-                                 irq if m.group(4) is None else int(m.group(4)))
+        plan[int(m.group(1))] = (int(m.group(2)), cpulist(m.group(3)))
     return plan
 
 
@@ -255,7 +236,7 @@ def check_napi(g, plans: list[dict], table: str) -> str:
             check(share >= MIN_ON_PLANNED, f"{ifn}: a receive NAPI polled on several CPUs "
                                            f"(cpu: [polls, work]) {per}")
             cpus.append(cpu)
-        want = sorted(c for c, *_ in plan.values())
+        want = sorted(c for c, _ in plan.values())
         check(sorted(cpus) == want, f"{ifn}: receive NAPIs polled on CPUs {sorted(cpus)}, "
                                     f"the plan's interrupt CPUs are {want}")
     return f"receive NAPI polls on the pair's CPU: worst instance {worst:.1%}"
@@ -287,12 +268,12 @@ def check_applied(ctx: Ctx, nics: int) -> None:
     for n, plan in enumerate(plans):
         vec = vectors(g, n)
         ifn = net.ifname(g, n)
-        for pair, (rx, xps, tx) in plan.items():
+        for pair, (cpu, xps) in plan.items():
             want = sum(1 << c for c in xps)
             got = int(g.run_ok(f"cat /sys/class/net/{ifn}/queues/tx-{pair}/xps_cpus")
                       .strip().replace(",", ""), 16)
             check(got == want, f"{ifn} tx-{pair} xps_cpus {got:x}, plan {want:x}")
-            for kind, cpu in (("input", rx), ("output", tx)):
+            for kind in ("input", "output"):
                 irq = vec[f"{kind}.{pair}"]
                 eff = cpulist(g.run_ok(f"cat /proc/irq/{irq}/effective_affinity_list"))
                 delta = [a - b for a, b in zip(after[irq], before[irq])]
@@ -325,50 +306,6 @@ def t_two(ctx: Ctx):
     check_applied(ctx, 1)
 
 
-def spare_periods(g, pair: int) -> int:
-    """tx<pair>_spare_cpu_periods (either name style)."""
-    st = net.ethtool_stats(g)
-    for name in (f"tx{pair}_spare_cpu_periods",
-                 f"tx_queue_{pair}_spare_cpu_periods"):
-        if name in st:
-            return st[name]
-    check(False, f"no spare_cpu_periods counter for TX queue {pair}: {sorted(st)[:8]}...")
-    return 0
-
-
-@suite.test("affinity.spare_cpu", P2, "p2")
-def t_spare_cpu(ctx: Ctx):
-    """2 pairs on 4 CPUs: a bulk TCP sender pinned on pair 0's interrupt CPU
-    has its completions taken on the pair's spare CPU (its 10 ms periods are
-    counted, the TX vector fires there); a paced UDP stream of small
-    datagrams (no GSO) from the same CPU never borrows."""
-    g = ctx.g
-    plan = read_plan(g, 0)
-    rx, xps, tx = plan[0]
-    check(tx != rx and tx in xps, f"pair 0: no spare CPU in the plan {plan}")
-    out = vectors(g, 0)["output.0"]
-    net.host_iperf_server(g)
-    # the paced stream first: it must leave the counter alone
-    before = spare_periods(g, 0)
-    r = g.run(net.iperf_cmd(g.nics[0].host_ip, "tx", udp=True, seconds=3, cpu=rx,
-                            bitrate="2M", extra="-l 200"), timeout=60)
-    check(r.rc == 0, f"paced UDP stream failed: {r.out[-400:]}{r.err[-300:]}")
-    udp = spare_periods(g, 0) - before
-    check(udp == 0, f"a paced UDP stream without GSO borrowed the spare CPU for {udp} periods")
-    # bulk TCP pinned beside the interrupts: the home CPU saturates
-    before, irqs = spare_periods(g, 0), irq_counts(g)[out]
-    r = g.run(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=4, cpu=rx), timeout=60)
-    check(r.rc == 0, f"bulk sender failed: {r.out[-400:]}{r.err[-300:]}")
-    bulk = spare_periods(g, 0) - before
-    delta = [a - b for a, b in zip(irq_counts(g)[out], irqs)]
-    check(bulk > 0, f"a bulk sender pinned on CPU {rx} never borrowed spare CPU {tx}")
-    # (one may land on the old CPU: the vector's move completes at its first)
-    check(delta[tx] > 0 and delta[tx] + 1 >= MIN_ON_PLANNED * sum(delta),
-          f"TX interrupts of pair 0 by CPU while borrowing: {delta}, spare CPU {tx}")
-    ctx.note(f"pair 0 on CPU {rx}, spare {tx}: bulk borrowed {bulk} periods "
-             f"({delta[tx]} TX interrupts there), paced UDP {udp}")
-
-
 @suite.test("affinity.8pairs", P8, "p8")
 def t_eight(ctx: Ctx):
     """8 pairs on 4 CPUs: the default is 4 (one per CPU); ethtool -L 8 gives two per CPU."""
@@ -379,7 +316,7 @@ def t_eight(ctx: Ctx):
     g.run_ok(f"ethtool -L {net.ifname(g)} combined 8")
     plan = read_plan(g, 0)
     check(len(plan) == 8, f"plan for {len(plan)} pairs after ethtool -L combined 8: {plan}")
-    check(sorted(c for c, *_ in plan.values()) == [0, 0, 1, 1, 2, 2, 3, 3],
+    check(sorted(c for c, _ in plan.values()) == [0, 0, 1, 1, 2, 2, 3, 3],
           f"8 pairs not two per CPU: {plan}")
     check_applied(ctx, 1)
 
@@ -395,7 +332,7 @@ def t_sockets(ctx: Ctx):
     """2 sockets x 2 cores, one node, 2 pairs: one pair per socket, XPS socket-local."""
     plan = read_plan(ctx.g, 0)
     topo = topology(ctx.g)
-    llcs = {topo[c]["llc"] for c, *_ in plan.values()}
+    llcs = {topo[c]["llc"] for c, _ in plan.values()}
     check(len({t["llc"] for t in topo.values()}) == 2,
           f"the guest does not see two sockets: {topo}")
     check(len(llcs) == 2, f"both pairs on one socket: {plan}")
@@ -423,11 +360,11 @@ def t_hotplug(ctx: Ctx):
     bg = g.run_bg(net.iperf_cmd(g.nics[0].host_ip, "tx", seconds=12, extra="-P 4"))
     g.run_ok("sleep 2; echo 0 > /sys/devices/system/cpu/cpu3/online")
     plan = read_plan(g, 0)
-    check(all(cpu != 3 for cpu, *_ in plan.values()), f"CPU 3 offline but planned: {plan}")
+    check(all(cpu != 3 for cpu, _ in plan.values()), f"CPU 3 offline but planned: {plan}")
     check_rules([plan], topology(g))
     g.run_ok("sleep 3; echo 1 > /sys/devices/system/cpu/cpu3/online")
     plan = read_plan(g, 0)
-    check(any(cpu == 3 for cpu, *_ in plan.values()), f"CPU 3 back but unused: {plan}")
+    check(any(cpu == 3 for cpu, _ in plan.values()), f"CPU 3 back but unused: {plan}")
     res = bg.result(timeout=60)
     check(res.rc == 0 and "receiver" in net.parse_iperf_text(res.out),
           f"iperf3 across hotplug failed (rc={res.rc}): {res.out[-800:]}{res.err[-400:]}")
@@ -448,10 +385,9 @@ def t_race(ctx: Ctx):
     cpus = g.run_bg("for i in $(seq 4); do for c in 3 2 1; do "
                     "echo 0 > /sys/devices/system/cpu/cpu$c/online || exit 1; "
                     "echo 1 > /sys/devices/system/cpu/cpu$c/online || exit 1; done; done")
-    # every read shows a whole plan: one 'pair N irq C xps L [tx-irq T]'
-    # line per pair
+    # every read shows a whole plan: one 'pair N irq C xps L' line per pair
     reader = g.run_bg(f"while :; do p=$(cat {plan_file}); "
-                      f"n=$(echo \"$p\" | grep -Ec '^pair [0-9]+ irq [0-9]+ xps [0-9,-]+( tx-irq [0-9]+)?$'); "
+                      f"n=$(echo \"$p\" | grep -c '^pair [0-9]* irq [0-9]* xps [0-9,-]*$'); "
                       f"t=$(echo \"$p\" | wc -l); "
                       f"if [ \"$n\" != \"$t\" ] || [ \"$n\" -lt 1 ]; then "
                       f"echo \"bad read: $p\"; exit 1; fi; "
