@@ -48,7 +48,11 @@ struct vnet_stat_desc {
 #define VNET_SQ_STAT(n, f) \
 	{ VNET_STAT_NAME(n), VNET_SRC_MAIN, offsetof(struct vnet_sq_stats, f) }
 #define VNET_IRQ_STAT(n) \
-	{ n, VNET_SRC_IRQ, offsetof(struct vnet_irq_stats, interrupts) }
+	{ VNET_STAT_NAME(n), VNET_SRC_IRQ, \
+	  offsetof(struct vnet_irq_stats, interrupts) }
+/* A counter computed by its source, not read from a stats group. */
+#define VNET_SRC_STAT(n, src) \
+	{ VNET_STAT_NAME(n), src, 0 }
 
 /*
  * Up to 6.9 the in-tree driver names every counter per queue:
@@ -97,8 +101,8 @@ static const struct vnet_stat_desc vnet_rq_descs[] = {
 	VNET_RQ_STAT("napi_polls", napi_polls),
 	VNET_RQ_STAT("irq_rearms", rearms),
 	VNET_RQ_STAT("deferrals", deferrals),
-	{ "deferral_arms", VNET_SRC_RX_TIMER_ARMS, 0 },
-	{ "packets_per_poll", VNET_SRC_PER_POLL, 0 },
+	VNET_SRC_STAT("deferral_arms", VNET_SRC_RX_TIMER_ARMS),
+	VNET_SRC_STAT("packets_per_poll", VNET_SRC_PER_POLL),
 	VNET_RQ_STAT("drops_bad_length", drop_bad_len),
 	VNET_RQ_STAT("drops_bad_header", drop_bad_hdr),
 	VNET_RQ_STAT("drops_no_memory", drop_nomem),
@@ -107,7 +111,7 @@ static const struct vnet_stat_desc vnet_rq_descs[] = {
 	VNET_RQ_STAT("xsk_packets", xsk_packets),
 	VNET_RQ_STAT("xsk_bytes", xsk_bytes),
 	VNET_RQ_STAT("xsk_fill_ring_empty", xsk_fill_empty),
-	{ "xsk_wakeups", VNET_SRC_XSK_WAKEUPS, 0 },
+	VNET_SRC_STAT("xsk_wakeups", VNET_SRC_XSK_WAKEUPS),
 #endif
 };
 
@@ -119,7 +123,7 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("xdp_tx", xdp_tx),
 	VNET_SQ_STAT("xdp_tx_drops", xdp_tx_drops),
 	VNET_SQ_STAT("kicks", kicks),
-	{ "tx_timeouts", VNET_SRC_TIMEOUTS, 0 },
+	VNET_SRC_STAT("tx_timeouts", VNET_SRC_TIMEOUTS),
 	/* Ours. */
 #if VNET_STATS_NEW_NAMES
 	VNET_SQ_STAT("packets", packets),
@@ -131,10 +135,10 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("poll_flushes", poll_flushes),
 	VNET_SQ_STAT("batch_kicks", batch_kicks),
 	VNET_SQ_STAT("forced_kicks", forced_kicks),
-	{ "flush_timer_arms", VNET_SRC_TX_TIMER_ARMS, 0 },
-	{ "max_hold_us", VNET_SRC_MAX_HOLD, 0 },
-	{ "max_flush_late_us", VNET_SRC_MAX_LATE, 0 },
-	{ "notify_cost_ns", VNET_SRC_NOTIFY_COST, 0 },
+	VNET_SRC_STAT("flush_timer_arms", VNET_SRC_TX_TIMER_ARMS),
+	VNET_SRC_STAT("max_hold_us", VNET_SRC_MAX_HOLD),
+	VNET_SRC_STAT("max_flush_late_us", VNET_SRC_MAX_LATE),
+	VNET_SRC_STAT("notify_cost_ns", VNET_SRC_NOTIFY_COST),
 	VNET_SQ_STAT("reclaim_batches", reclaim_batches),
 	VNET_SQ_STAT("reclaim_deadlines", reclaim_deadlines),
 	VNET_IRQ_STAT("interrupts"),
