@@ -37,6 +37,22 @@
 #include <linux/timer.h>
 #include <linux/bits.h>
 #include <linux/spinlock.h>
+#include <linux/sched/clock.h>
+
+/*
+ * The driver's clock (ns), read several times per packet.  It is
+ * local_clock(): the TSC or the hypervisor's paravirtual clock, read
+ * without leaving the guest.  ktime_get_ns() reads the clocksource, and
+ * where that is an emulated device (hpet or acpi_pm: a guest under TCG,
+ * or one on KVM whose TSC the kernel does not trust) every read is an
+ * exit.  local_clock() is monotonic per CPU only; stamps from different
+ * CPUs are compared with vnet_ns_since() or as signed differences
+ * (policy/clock.h), and the hrtimer is programmed relative to it.
+ */
+static inline u64 vnet_now(void)
+{
+	return local_clock();
+}
 
 enum vnet_timer_user {
 	VNET_TIMER_TX_FLUSH,	/* kick TX descriptors held back */

@@ -631,6 +631,23 @@ static void kick_clock_wraparound(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 100 * US, false), VNET_KICK_NOW);
 }
 
+/*
+ * The driver's clock is monotonic per CPU only: a packet stamped by a CPU
+ * whose clock runs a little ahead is not overdue for this one, and a gap
+ * that comes out negative is no gap.
+ */
+static void kick_stamp_from_another_cpu(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 64, .usecs = 100 };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1000 * US, false), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1000 * US - 3 * US, false), VNET_KICK_HOLD);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_overdue(&s, &cfg, 1000 * US - 3 * US));
+	KUNIT_EXPECT_TRUE(test, vnet_kick_overdue(&s, &cfg, 1100 * US));
+}
+
 static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_frames_one_kicks_every_packet),
 	KUNIT_CASE(kick_no_hold_without_usecs),
@@ -654,6 +671,7 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_adaptive_bulk_senders),
 	KUNIT_CASE(kick_adaptive_shared_queue_holds_no_bulk),
 	KUNIT_CASE(kick_clock_wraparound),
+	KUNIT_CASE(kick_stamp_from_another_cpu),
 	{}
 };
 

@@ -71,6 +71,21 @@ static void reclaim_after(struct kunit *test)
 }
 
 /*
+ * Stamps taken by another CPU may lie a little ahead of this CPU's clock:
+ * no time has passed, so no batch is cut short and no interrupt asked for.
+ */
+static void reclaim_stamp_from_another_cpu(struct kunit *test)
+{
+	struct vnet_reclaim_state s = { .last_ns = 1000 * US,
+					.last_xmit_ns = 1000 * US };
+
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 1000 * US - 5 * US));
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, true,
+						 1000 * US - 5 * US),
+			VNET_RECLAIM_DEADLINE);
+}
+
+/*
  * XDP frames pin pages: whatever the mode, a reclaim is due within
  * tx-usecs-irq.  Without TX NAPI only the deadline reclaims (the
  * interrupt just wakes the queue), so it repeats while anything is out.
@@ -143,6 +158,7 @@ static struct kunit_case reclaim_policy_cases[] = {
 	KUNIT_CASE(reclaim_xdp_frames),
 	KUNIT_CASE(reclaim_waited),
 	KUNIT_CASE(reclaim_room_edges),
+	KUNIT_CASE(reclaim_stamp_from_another_cpu),
 	{}
 };
 

@@ -2,6 +2,8 @@
 /* KUnit: deadline plan of the shared per-queue-pair timer. */
 #include <kunit/test.h>
 #include <linux/bits.h>
+#include <linux/limits.h>
+#include "policy/clock.h"
 #include "timer.h"
 
 static void plan_first_request_arms(struct kunit *test)
@@ -136,6 +138,16 @@ static void plan_windows(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p.limit[VNET_TIMER_RX_POLL], 8000ULL);
 }
 
+/* Time since a stamp: zero for one that lies ahead, right across a wrap. */
+static void clock_ns_since(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, vnet_ns_since(5000, 2000), 3000ULL);
+	KUNIT_EXPECT_EQ(test, vnet_ns_since(2000, 2000), 0ULL);
+	KUNIT_EXPECT_EQ(test, vnet_ns_since(2000, 2001), 0ULL);
+	KUNIT_EXPECT_EQ(test, vnet_ns_since(2000, 5000), 0ULL);
+	KUNIT_EXPECT_EQ(test, vnet_ns_since(10, U64_MAX - 9), 20ULL);
+}
+
 static struct kunit_case timer_plan_cases[] = {
 	KUNIT_CASE(plan_windows),
 	KUNIT_CASE(plan_first_request_arms),
@@ -146,6 +158,7 @@ static struct kunit_case timer_plan_cases[] = {
 	KUNIT_CASE(plan_cancel_is_lazy),
 	KUNIT_CASE(plan_request_after_cancel),
 	KUNIT_CASE(plan_zero_deadline_is_valid),
+	KUNIT_CASE(clock_ns_since),
 	{}
 };
 

@@ -102,7 +102,7 @@ static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 	if (!__netif_tx_trylock(txq))
 		return;
 	if (!sq->paused) {
-		u64 now = ktime_get_ns();
+		u64 now = vnet_now();
 
 		vnet_tx_flush_overdue(sq, now);
 		if (vnet_sq_in_use(sq)) {
@@ -139,7 +139,7 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	u64_stats_inc(&rq->stats.napi_polls);
 	u64_stats_update_end(&rq->stats.syncp);
 
-	poll.now = ktime_get_ns();
+	poll.now = vnet_now();
 	poll.answering = (s64)(poll.now -
 			       READ_ONCE(rq->qp->vi->answer_until)) < 0;
 	if (vnet_napi_core_defers(napi)) {
@@ -211,7 +211,7 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 		__netif_tx_lock(txq, raw_smp_processor_id());
 	}
 	/* After the lock: packets added meanwhile must not be newer than now. */
-	now = ktime_get_ns();
+	now = vnet_now();
 	irq = READ_ONCE(sq->irq_seen);
 	WRITE_ONCE(sq->irq_seen, false);
 

@@ -286,7 +286,7 @@ static unsigned int vnet_tx_drain(struct vnet *vi, unsigned int i)
 	unsigned int left;
 
 	__netif_tx_lock_bh(txq);
-	vnet_tx_reclaim(sq, 0, ktime_get_ns());
+	vnet_tx_reclaim(sq, 0, vnet_now());
 	left = virtqueue_is_broken(sq->vq) ? 0 : vnet_sq_in_use(sq);
 	__netif_tx_unlock_bh(txq);
 	return left;

@@ -24,6 +24,7 @@
 #include <linux/ktime.h>
 #include <linux/string.h>
 #include "compat.h"
+#include "policy/clock.h"
 #include "timer.h"
 
 static bool vnet_timer_is_coarse(enum vnet_timer_user user)
@@ -41,12 +42,18 @@ static void vnet_qp_timer_count_fires(struct vnet_qp_timer *t,
 			t->fires[u]++;
 }
 
-/* Program the hrtimer for the plan's window.  Caller holds t->lock. */
+/*
+ * Program the hrtimer for the plan's window.  The plan is in the driver's
+ * clock (vnet_now()), not the hrtimer's, so the expiry is given relative
+ * to now.  Caller holds t->lock.
+ */
 static void vnet_qp_timer_program(struct vnet_qp_timer *t)
 {
-	hrtimer_start_range_ns(&t->timer, ns_to_ktime(t->plan.armed),
+	u64 in = vnet_ns_since(t->plan.armed, vnet_now());
+
+	hrtimer_start_range_ns(&t->timer, ns_to_ktime(in),
 			       t->plan.armed_limit - t->plan.armed,
-			       HRTIMER_MODE_ABS_PINNED);
+			       HRTIMER_MODE_REL_PINNED);
 }
 
 static enum hrtimer_restart vnet_qp_timer_expired(struct hrtimer *hrt)
@@ -55,7 +62,7 @@ static enum hrtimer_restart vnet_qp_timer_expired(struct hrtimer *hrt)
 					       timer);
 	u64 limit[VNET_TIMER_USERS];
 	unsigned long expired, flags;
-	u64 now = ktime_get_ns();
+	u64 now = vnet_now();
 	int u;
 
 	spin_lock_irqsave(&t->lock, flags);
@@ -110,7 +117,7 @@ void vnet_qp_timer_init(struct vnet_qp_timer *t,
 	t->fire = fire;
 	t->stopped = true;
 	vnet_hrtimer_setup(&t->timer, vnet_qp_timer_expired, CLOCK_MONOTONIC,
-			   HRTIMER_MODE_ABS_PINNED);
+			   HRTIMER_MODE_REL_PINNED);
 	timer_setup(&t->coarse, vnet_qp_timer_coarse_expired, TIMER_PINNED);
 }
 
@@ -142,9 +149,9 @@ void vnet_qp_timer_stop(struct vnet_qp_timer *t)
 }
 
 /*
- * Ask for @user's handler to run between @due and @limit (ns, monotonic
- * clock; coarse users: at the first tick after @limit).  A wide window
- * lets the handler ride on an interrupt that comes anyway (see
+ * Ask for @user's handler to run between @due and @limit (ns, the
+ * driver's clock; coarse users: at the first tick after @limit).  A wide
+ * window lets the handler ride on an interrupt that comes anyway (see
  * timer.h).  Returns false when the timer is stopped and the request
  * was dropped.
  */
@@ -157,13 +164,13 @@ bool vnet_qp_timer_request_at(struct vnet_qp_timer *t,
 	spin_lock_irqsave(&t->lock, flags);
 	ok = !t->stopped;
 	if (ok && vnet_timer_is_coarse(user)) {
-		u64 now = ktime_get_ns();
+		u64 now = vnet_now();
 
 		if (!(t->coarse_pending & BIT(user)))
 			t->arms[user]++;
 		t->coarse_pending |= BIT(user);
 		timer_reduce(&t->coarse, jiffies + 1 +
-			     nsecs_to_jiffies(limit > now ? limit - now : 0));
+			     nsecs_to_jiffies(vnet_ns_since(limit, now)));
 	} else if (ok && vnet_timer_plan_request(&t->plan, user, due, limit)) {
 		t->arms[user]++;
 		vnet_qp_timer_program(t);
@@ -177,7 +184,7 @@ bool vnet_qp_timer_request_window(struct vnet_qp_timer *t,
 				  enum vnet_timer_user user,
 				  u64 min_ns, u64 max_ns)
 {
-	u64 now = ktime_get_ns();
+	u64 now = vnet_now();
 
 	return vnet_qp_timer_request_at(t, user, now + min_ns, now + max_ns);
 }

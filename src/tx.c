@@ -156,9 +156,9 @@ static bool vnet_tx_notify(struct vnet_sq *sq)
 
 	if (++sq->notify_seq % VNET_KICK_COST_SAMPLE)
 		return virtqueue_notify(sq->vq);
-	t0 = ktime_get_ns();
+	t0 = vnet_now();
 	ok = virtqueue_notify(sq->vq);
-	vnet_kick_cost(&sq->kick, ktime_get_ns() - t0);
+	vnet_kick_cost(&sq->kick, vnet_now() - t0);
 	return ok;
 }
 
@@ -202,7 +202,7 @@ static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 void vnet_tx_flush(struct vnet_sq *sq)
 {
 	if (sq->kick.pending)
-		vnet_tx_kick(sq, VNET_KICKED_FORCED, ktime_get_ns());
+		vnet_tx_kick(sq, VNET_KICKED_FORCED, vnet_now());
 }
 
 /* Kick held packets that have waited their tx-usecs (any lock holder). */
@@ -225,7 +225,7 @@ void vnet_tx_poll_flush(struct vnet_sq *sq)
 		return;
 	__netif_tx_lock(txq, raw_smp_processor_id());
 	if (sq->kick.poll && sq->kick.pending)
-		vnet_tx_kick(sq, VNET_KICKED_POLL, ktime_get_ns());
+		vnet_tx_kick(sq, VNET_KICKED_POLL, vnet_now());
 	vnet_tx_flush_wanted(sq);
 	__netif_tx_unlock(txq);
 }
@@ -300,7 +300,7 @@ static void vnet_tx_note_answer(struct vnet_sq *sq)
  */
 void vnet_tx_flush_timer(struct vnet_sq *sq, u64 due)
 {
-	u64 now = ktime_get_ns();
+	u64 now = vnet_now();
 
 	WRITE_ONCE(sq->flush_wanted, false);
 	if (!sq->kick.pending)
@@ -397,7 +397,7 @@ void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now)
 void vnet_tx_reclaim_timer(struct vnet_sq *sq)
 {
 	struct netdev_queue *txq = vnet_sq_txq(sq);
-	u64 now = ktime_get_ns();
+	u64 now = vnet_now();
 
 	sq->reclaim.deadline_armed = false;
 	vnet_sq_inc(sq, &sq->stats.reclaim_deadlines);
@@ -424,7 +424,7 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq)
 void vnet_tx_recover(struct vnet_sq *sq)
 {
 	struct netdev_queue *txq = vnet_sq_txq(sq);
-	u64 now = ktime_get_ns();
+	u64 now = vnet_now();
 
 	/* Ring being resized: vnet_tx_resume() restarts the queue. */
 	if (sq->paused)
@@ -486,7 +486,7 @@ void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c)
 	vnet_tx_apply_coal(sq);
 	if (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg) &&
 	    vnet_sq_in_use(sq) && !sq->reclaim.deadline_armed)
-		vnet_tx_reclaim_deadline(sq, ktime_get_ns());
+		vnet_tx_reclaim_deadline(sq, vnet_now());
 }
 
 static int vnet_tx_map(struct vnet_sq *sq, struct sk_buff *skb)
@@ -595,7 +595,7 @@ static void vnet_tx_wake_source(struct vnet_sq *sq, struct netdev_queue *txq,
  */
 void vnet_tx_resumed(struct vnet_sq *sq, struct netdev_queue *txq)
 {
-	u64 now = ktime_get_ns();
+	u64 now = vnet_now();
 
 	vnet_tx_burst_end(sq, now);
 	if (vnet_reclaim_room(sq->vq->num_free, VNET_TX_DESC_MAX))
@@ -646,7 +646,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	struct netdev_queue *txq = netdev_get_tx_queue(dev, qi);
 	struct vnet_sq *sq = &vi->qp[qi].sq;
 	bool more = netdev_xmit_more();
-	u64 now = ktime_get_ns();
+	u64 now = vnet_now();
 	struct vnet_kick_in kin = {};
 	enum vnet_kick_action action;
 	unsigned int len = skb->len;

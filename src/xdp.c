@@ -159,7 +159,7 @@ int vnet_xdp_send(struct vnet *vi, struct xdp_frame **frames, int n,
 	/* Detached (freeze) or resizing: the ring is off limits. */
 	if (!netif_device_present(vi->dev) || sq->paused)
 		goto out;
-	now = ktime_get_ns();
+	now = vnet_now();
 	if (n)
 		vnet_tx_xdp_reclaim(sq, n, now);
 	while (sent < n && !vnet_xdp_add(vi, sq, frames[sent]))

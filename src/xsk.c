@@ -327,7 +327,7 @@ unsigned int vnet_xsk_xmit(struct vnet_sq *sq, unsigned int budget)
 			notified = virtqueue_notify(sq->vq);
 		txq_trans_cond_update(netdev_get_tx_queue(vi->dev,
 							  sq->qp->index));
-		vnet_tx_xdp_sent(sq, ktime_get_ns());
+		vnet_tx_xdp_sent(sq, vnet_now());
 	}
 	if (xsk_uses_need_wakeup(pool))
 		xsk_set_tx_need_wakeup(pool);

@@ -6,6 +6,7 @@
 #include <linux/minmax.h>
 #include <linux/string.h>
 #include <linux/time64.h>
+#include "policy/clock.h"
 #include "policy/kick.h"
 
 static u64 vnet_kick_window(const struct vnet_kick_cfg *cfg)
@@ -97,7 +98,7 @@ static enum vnet_kick_action vnet_kick_hold(struct vnet_kick_state *s,
 		return VNET_KICK_NOW;
 	/* Overdue (a late timer): as if the timer had flushed. */
 	s->why = VNET_KICKED_TIMER;
-	if (now - s->first_ns >= vnet_kick_window(cfg))
+	if (vnet_ns_since(now, s->first_ns) >= vnet_kick_window(cfg))
 		return VNET_KICK_NOW;
 	if (s->armed)
 		return VNET_KICK_HOLD;
@@ -184,7 +185,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 		return vnet_kick_unheld(s, in->in_poll);
 
 	/* A bulk burst ended; gap is the time since the previous one. */
-	gap = in->now - s->last_end_ns;
+	gap = vnet_ns_since(in->now, s->last_end_ns);
 	s->last_end_ns = in->now;
 	if (s->target <= 1) {
 		/* Not holding yet: this one is not held, the next may be. */

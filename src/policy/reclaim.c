@@ -3,6 +3,7 @@
  * TX reclaim policy (pure).  See policy/reclaim.h for the rules.
  */
 #include <linux/time64.h>
+#include "policy/clock.h"
 #include "policy/reclaim.h"
 
 /* Delayed reclaim is on unless its time limit is zero (stock behaviour). */
@@ -24,7 +25,7 @@ bool vnet_reclaim_on_xmit(const struct vnet_reclaim_cfg *cfg,
 	if (!in_use)
 		return false;
 	return in_use >= cfg->frames ||
-	       now - s->last_ns >= (u64)cfg->usecs * NSEC_PER_USEC;
+	       vnet_ns_since(now, s->last_ns) >= (u64)cfg->usecs * NSEC_PER_USEC;
 }
 
 /*
@@ -85,7 +86,8 @@ enum vnet_reclaim_next vnet_reclaim_after(const struct vnet_reclaim_cfg *cfg,
 		return VNET_RECLAIM_IRQ;
 	if (!in_use)
 		return VNET_RECLAIM_IDLE;
-	if (now - s->last_xmit_ns >= (u64)cfg->usecs * NSEC_PER_USEC)
+	if (vnet_ns_since(now, s->last_xmit_ns) >=
+	    (u64)cfg->usecs * NSEC_PER_USEC)
 		return VNET_RECLAIM_IRQ;
 	return VNET_RECLAIM_DEADLINE;
 }

@@ -6,6 +6,7 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/time64.h>
+#include "policy/clock.h"
 #include "policy/rx_moderation.h"
 
 /*
@@ -163,14 +164,15 @@ enum vnet_rx_next vnet_rx_mod_decide(struct vnet_rx_mod_state *s,
 	} else if (!cfg->adaptive) {
 		defer = work >= max_t(u32, cfg->frames, 1);
 	} else if (s->defer_ns) {
-		elapsed = max(now - s->start_ns, 1ULL);
+		elapsed = max(vnet_ns_since(now, s->start_ns), 1ULL);
 		bulk = vnet_rx_bulk_window(s, cfg, work, descs, elapsed,
 					   &open, &limit);
 		defer = vnet_rx_after_defer(s, work, elapsed);
 	} else {
 		bulk = s->rearm_ns &&
 		       vnet_rx_bulk_window(s, cfg, work, descs,
-					   now - s->rearm_ns, &open, &limit);
+					   vnet_ns_since(now, s->rearm_ns),
+					   &open, &limit);
 		defer = vnet_rx_after_irq(s, work, bulk);
 	}
 	if (!defer) {
