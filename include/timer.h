@@ -41,17 +41,22 @@
 
 /*
  * The driver's clock (ns), read several times per packet.  It is
- * local_clock(): the TSC or the hypervisor's paravirtual clock, read
+ * sched_clock(): the TSC or the hypervisor's paravirtual clock, read
  * without leaving the guest.  ktime_get_ns() reads the clocksource, and
  * where that is an emulated device (hpet or acpi_pm: a guest under TCG,
  * or one on KVM whose TSC the kernel does not trust) every read is an
- * exit.  local_clock() is monotonic per CPU only; stamps from different
- * CPUs are compared with vnet_ns_since() or as signed differences
- * (policy/clock.h), and the hrtimer is programmed relative to it.
+ * exit.  Not local_clock(): where the kernel finds the TSC unstable (TCG
+ * guests always do) it keeps each CPU's clock within a tick of the
+ * clocksource, so while a tick is late (the host did not run the vCPU)
+ * it stands still; timers programmed from it then fire late by as much,
+ * and times measured with it are off by as much.  Stamps taken on different
+ * CPUs may disagree a little: they are compared with vnet_ns_since() or
+ * as signed differences (policy/clock.h), and the hrtimer is programmed
+ * relative to it.
  */
 static inline u64 vnet_now(void)
 {
-	return local_clock();
+	return sched_clock();
 }
 
 enum vnet_timer_user {

@@ -22,6 +22,7 @@
  */
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/minmax.h>
 #include <linux/string.h>
 #include "compat.h"
 #include "policy/clock.h"
@@ -67,7 +68,12 @@ static enum hrtimer_restart vnet_qp_timer_expired(struct hrtimer *hrt)
 
 	spin_lock_irqsave(&t->lock, flags);
 	memcpy(limit, t->plan.limit, sizeof(limit));
-	expired = vnet_timer_plan_expire(&t->plan, now);
+	/*
+	 * The hrtimer ran, so the soft expiry it was programmed for has
+	 * passed, whatever this CPU's clock says: a window opened by a stamp
+	 * from a CPU whose clock runs a little ahead is not put off again.
+	 */
+	expired = vnet_timer_plan_expire(&t->plan, max(now, t->plan.armed));
 	vnet_qp_timer_count_fires(t, expired);
 	for (u = 0; u < VNET_TIMER_USERS; u++) {
 		if (!(expired & BIT(u)))
