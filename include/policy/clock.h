@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Time in the policies.  Every "now" they are given comes from the
- * driver's clock, vnet_now() (timer.h), which is only monotonic on one
- * CPU: a stamp taken by another CPU (a transmit on one, the timer or the
- * poll on another) may lie a little ahead of this CPU's now.  Such a
- * stamp means no time has passed, never nearly 2^64 ns.
+ * driver's clock, vnet_now() (timer.h), whose readings on different CPUs
+ * may disagree a little: a stamp taken by another CPU (a transmit on
+ * one, the timer or the poll on another) may lie a little ahead of this
+ * CPU's now.  Such a stamp means no time has passed, never nearly 2^64 ns.
  */
 #ifndef VNET_POLICY_CLOCK_H
 #define VNET_POLICY_CLOCK_H
