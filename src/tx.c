@@ -326,13 +326,13 @@ void vnet_tx_flush_wanted(struct vnet_sq *sq)
  * pair's timer (see timer.h): it expires on a tick, costing no timer
  * exit of its own while the CPU is busy.
  */
-void vnet_tx_reclaim_deadline(struct vnet_sq *sq)
+void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now)
 {
 	u64 due = vnet_reclaim_deadline(&sq->reclaim_cfg, &sq->reclaim);
 
 	sq->reclaim.deadline_armed =
-		vnet_qp_timer_request_at(&sq->qp->timer, VNET_TIMER_TX_RECLAIM,
-					 due, due);
+		vnet_qp_timer_request(&sq->qp->timer, VNET_TIMER_TX_RECLAIM,
+				      due > now ? due - now : 0);
 }
 
 /*
@@ -374,7 +374,7 @@ void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq)
  * Make sure what the reclaim policy asked for after a reclaim is pending:
  * the completion interrupt, or the deadline.
  */
-void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next)
+void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now)
 {
 	switch (next) {
 	case VNET_RECLAIM_IRQ:
@@ -382,7 +382,7 @@ void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next)
 		break;
 	case VNET_RECLAIM_DEADLINE:
 		if (!sq->reclaim.deadline_armed)
-			vnet_tx_reclaim_deadline(sq);
+			vnet_tx_reclaim_deadline(sq, now);
 		break;
 	case VNET_RECLAIM_IDLE:
 		break;
@@ -407,7 +407,8 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq)
 	vnet_tx_rearm(sq, vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
 					     vnet_sq_in_use(sq),
 					     netif_xmit_stopped(txq),
-					     sq->use_napi, now));
+					     sq->use_napi, now),
+		      now);
 	vnet_tx_flush_wanted(sq);
 }
 
@@ -485,7 +486,7 @@ void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c)
 	vnet_tx_apply_coal(sq);
 	if (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg) &&
 	    vnet_sq_in_use(sq) && !sq->reclaim.deadline_armed)
-		vnet_tx_reclaim_deadline(sq);
+		vnet_tx_reclaim_deadline(sq, vnet_now());
 }
 
 static int vnet_tx_map(struct vnet_sq *sq, struct sk_buff *skb)
@@ -555,7 +556,7 @@ static void vnet_tx_burst_end(struct vnet_sq *sq, u64 now)
 		vnet_tx_stock_burst_end(sq, now);
 		break;
 	case VNET_RECLAIM_DEADLINE:
-		vnet_tx_reclaim_deadline(sq);
+		vnet_tx_reclaim_deadline(sq, now);
 		break;
 	case VNET_RECLAIM_IDLE:
 		break;
@@ -627,7 +628,7 @@ void vnet_tx_xdp_sent(struct vnet_sq *sq, u64 now)
 	if (next == VNET_RECLAIM_IRQ)
 		vnet_tx_stock_burst_end(sq, now);
 	else
-		vnet_tx_rearm(sq, next);
+		vnet_tx_rearm(sq, next, now);
 }
 
 /* The ring or the byte queue limit stopped the queue. */
