@@ -64,6 +64,29 @@ static void rxbuf_mergeable_len(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnet_mrg_buf_len(0, 9000, 12, 4096, 64), 4096U);
 }
 
+static void rxbuf_copy_len(struct kunit *test)
+{
+	/* A frame that fits the head's room is copied whole... */
+	KUNIT_EXPECT_EQ(test, vnet_rx_copy_len(322, 640), 322U);
+	KUNIT_EXPECT_EQ(test, vnet_rx_copy_len(640, 640), 640U);
+	/* ...even above the room asked for, when the allocator gave more. */
+	KUNIT_EXPECT_GT(test, vnet_rx_copy_len(322, 640), (unsigned int)VNET_COPY_LEN);
+	/* One byte over: only the Ethernet header goes to the head. */
+	KUNIT_EXPECT_EQ(test, vnet_rx_copy_len(641, 640), (unsigned int)ETH_HLEN);
+	KUNIT_EXPECT_EQ(test, vnet_rx_copy_len(1514, 128), (unsigned int)ETH_HLEN);
+}
+
+static void rxbuf_build_fits(struct kunit *test)
+{
+	/* 12 + 322 bytes of a 1536-byte buffer leave room for 320 more. */
+	KUNIT_EXPECT_TRUE(test, vnet_rx_build_fits(334, 1536, 320));
+	KUNIT_EXPECT_TRUE(test, vnet_rx_build_fits(1216, 1536, 320));
+	/* One byte short of the tail: not built around the buffer. */
+	KUNIT_EXPECT_FALSE(test, vnet_rx_build_fits(1217, 1536, 320));
+	/* A length past the buffer (never trusted) does not wrap around. */
+	KUNIT_EXPECT_FALSE(test, vnet_rx_build_fits(1600, 1536, 320));
+}
+
 static void rxbuf_refill_due(struct kunit *test)
 {
 	/* Smallest buffers of a 32-entry ring: 2049 + 12, cache aligned. */
@@ -144,6 +167,8 @@ static struct kunit_case rx_buf_cases[] = {
 	KUNIT_CASE(rxbuf_big_pages),
 	KUNIT_CASE(rxbuf_mergeable_min),
 	KUNIT_CASE(rxbuf_mergeable_len),
+	KUNIT_CASE(rxbuf_copy_len),
+	KUNIT_CASE(rxbuf_build_fits),
 	KUNIT_CASE(rxbuf_refill_due),
 	KUNIT_CASE(rxbuf_ctx_round_trip),
 	KUNIT_CASE(rxbuf_check_first),

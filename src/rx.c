@@ -456,7 +456,7 @@ static struct sk_buff *vnet_rx_big(struct vnet_rq *rq, struct page *first,
 		goto drop;
 	}
 	data = (char *)page_address(first) + VNET_BIG_HDR_PAD;
-	copy = len <= VNET_COPY_LEN ? len : ETH_HLEN;
+	copy = vnet_rx_copy_len(len, skb_tailroom(skb));
 	skb_put_data(skb, data, copy);
 	len -= copy;
 	off = VNET_BIG_HDR_PAD + copy;
@@ -514,24 +514,44 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 		return NULL;
 	}
 
-	skb = napi_alloc_skb(&rq->napi, VNET_COPY_LEN);
-	if (unlikely(!skb)) {
-		vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
-		vnet_rx_put_page(rq, page, true);
-		vnet_rx_drain(rq, left);
-		return NULL;
-	}
 	data = (char *)buf + vi->hdr_len;
 	dlen = len - vi->hdr_len;
-	copy = dlen <= VNET_COPY_LEN ? dlen : ETH_HLEN;
-	vnet_skb_mark_recycle(rq->pp, skb);
-	skb_put_data(skb, data, copy);
-	if (dlen > copy)
-		skb_add_rx_frag(skb, 0, page,
-				data + copy - (char *)page_address(page),
-				dlen - copy, truesize);
-	else
-		vnet_rx_put_page(rq, page, true);
+	/*
+	 * The skb is built around the buffer when the frame leaves room
+	 * for the skb's shared info at its end, else it gets a small head
+	 * of its own (the whole frame copied when it fits) and the buffer
+	 * becomes its first fragment.  Built, a small frame's skb is as
+	 * large as its buffer (1.8 KiB for the usual 1.5 KiB one); head
+	 * plus fragment is 2.8 KiB, and that is more than TCP's receive
+	 * fast path allows: it takes a segment only if its truesize fits
+	 * the socket's forward allocation, which 6.x kernels keep below a
+	 * page, so every segment of a request/response flow went down the
+	 * slow path.  Frames of up to VNET_COPY_LEN bytes are copied, as
+	 * before: their buffer goes back to the ring's allocator at once.
+	 */
+	if (!NET_IP_ALIGN && dlen > VNET_COPY_LEN &&
+	    !vnet_rx_ctx_headroom(ctx) &&
+	    vnet_rx_build_fits(len, truesize, VNET_XDP_TAILROOM)) {
+		skb = build_skb(buf, truesize);
+		if (unlikely(!skb))
+			goto nomem;
+		vnet_skb_mark_recycle(rq->pp, skb);
+		skb_reserve(skb, vi->hdr_len);
+		skb_put(skb, dlen);
+	} else {
+		skb = napi_alloc_skb(&rq->napi, VNET_COPY_LEN);
+		if (unlikely(!skb))
+			goto nomem;
+		copy = vnet_rx_copy_len(dlen, skb_tailroom(skb));
+		vnet_skb_mark_recycle(rq->pp, skb);
+		skb_put_data(skb, data, copy);
+		if (dlen > copy)
+			skb_add_rx_frag(skb, 0, page,
+					data + copy - (char *)page_address(page),
+					dlen - copy, truesize);
+		else
+			vnet_rx_put_page(rq, page, true);
+	}
 
 	curr = skb;
 	while (left) {
@@ -566,6 +586,11 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 	}
 	ewma_vnet_pkt_len_add(&rq->avg_len, skb->len);
 	return skb;
+nomem:
+	vnet_rq_stat_inc(rq, &rq->stats.drop_nomem);
+	vnet_rx_put_page(rq, page, true);
+	vnet_rx_drain(rq, left);
+	return NULL;
 drop:
 	dev_kfree_skb(skb);
 	return NULL;

@@ -14,7 +14,11 @@
 
 /* Largest Ethernet frame a small buffer holds: header + VLAN tag + 1500. */
 #define VNET_GOOD_FRAME_LEN	1518
-/* Bytes copied into the skb head; the rest stays in page fragments. */
+/*
+ * Frames up to this size are copied into a skb head of their own, and it
+ * is the room asked for such a head; the allocator may give more, and
+ * vnet_rx_copy_len() uses all it gave.
+ */
 #define VNET_COPY_LEN		128
 /* Space for the virtio-net header at the start of a big-packet chain. */
 #define VNET_BIG_HDR_PAD	32
@@ -94,6 +98,9 @@ unsigned int vnet_mrg_min_len(unsigned int hdr_len, unsigned int max_frame,
 unsigned int vnet_mrg_buf_len(unsigned int avg_len, unsigned int min_len,
 			      unsigned int hdr_len, unsigned int max_len,
 			      unsigned int align);
+unsigned int vnet_rx_copy_len(unsigned int len, unsigned int room);
+bool vnet_rx_build_fits(unsigned int used, unsigned int capacity,
+			unsigned int tail);
 unsigned int vnet_rx_min_posted(unsigned int hdr_len, unsigned int max_frame,
 				unsigned int buf_len);
 bool vnet_rx_refill_due(unsigned int num_free, unsigned int ring,

@@ -113,6 +113,26 @@ unsigned int vnet_mrg_buf_len(unsigned int avg_len, unsigned int min_len,
 	return ALIGN(hdr_len + data, align);
 }
 
+/*
+ * Bytes of a received frame (@len, from its Ethernet header on) copied into
+ * a skb head with @room bytes of tailroom: all of them when they fit, else
+ * the Ethernet header alone and the rest is attached as fragments.
+ */
+unsigned int vnet_rx_copy_len(unsigned int len, unsigned int room)
+{
+	return len <= room ? len : ETH_HLEN;
+}
+
+/*
+ * Whether a frame using @used bytes of its @capacity-byte buffer leaves the
+ * @tail bytes a skb built around the buffer keeps at its end.
+ */
+bool vnet_rx_build_fits(unsigned int used, unsigned int capacity,
+			unsigned int tail)
+{
+	return used <= capacity && capacity - used >= tail;
+}
+
 /* First (or only) buffer of a frame: header plus an Ethernet header. */
 enum vnet_rx_verdict vnet_rx_check_first(unsigned int used,
 					 unsigned int hdr_len,
