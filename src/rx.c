@@ -524,9 +524,9 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 	 * large as its buffer (1.8 KiB for the usual 1.5 KiB one); head
 	 * plus fragment is 2.8 KiB, and that is more than TCP's receive
 	 * fast path allows: it takes a segment only if its truesize fits
-	 * the socket's forward allocation, which 6.x kernels keep below a
-	 * page, so every segment of a request/response flow went down the
-	 * slow path.  Frames of up to VNET_COPY_LEN bytes are copied, as
+	 * the socket's forward allocation, which 6.1 keeps below a page,
+	 * so every segment of a request/response flow went down the slow
+	 * path.  Frames of up to VNET_COPY_LEN bytes are copied, as
 	 * before: their buffer goes back to the ring's allocator at once.
 	 */
 	if (!NET_IP_ALIGN && dlen > VNET_COPY_LEN &&

@@ -436,8 +436,8 @@ def _tcp_counters(g) -> dict[str, int]:
 def t_rx_tcp_fast_path(ctx: Ctx):
     """Small TCP segments received take TCP's fast path (header prediction,
     TcpExt TCPHPHits): a segment's skb must not be larger than the socket's
-    forward allocation, which 6.x kernels keep under a page, so a frame is
-    not to be carried in a skb head plus a whole receive buffer.  One TCP
+    forward allocation, which 6.1 keeps under a page, so a frame is not to
+    be carried in a skb head plus a whole receive buffer.  One TCP
     ping-pong per message size; nearly every segment received carries data."""
     g = ctx.g
     for size in (200, 700):
