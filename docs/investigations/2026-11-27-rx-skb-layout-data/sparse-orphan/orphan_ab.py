@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Within one boot, alternate ethtool -C settings of ours window by window
+(A B C ... A B C ...), so that placement and host drift hit every setting
+alike; a stock boot runs the same windows for reference.
+
+settings_ab.py KERNEL TOPO CELL[,CELL] OUT --module KO [--rounds N] [--boots N]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[4] if len(Path(__file__).resolve().parents) > 4 \
+    else Path("/work/main")
+if not (REPO / "bench").is_dir():
+    REPO = Path("/work/main")
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "tests"))
+
+from harness import Guest, Nic, VMConfig  # noqa: E402
+from harness import net  # noqa: E402
+from benchlib import workloads as B  # noqa: E402
+from benchlib import matrix as M  # noqa: E402
+import bench as BC  # noqa: E402
+
+P = "/sys/module/virtio_net/parameters/exp_orphan"
+SETTINGS = {"main": f"echo 0 > {P}", "orphan": f"echo 1 > {P}"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kernel")
+    ap.add_argument("topo")
+    ap.add_argument("cells")
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--module", type=Path, required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--boots", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--settings", default=",".join(SETTINGS))
+    ap.add_argument("--drivers", default="ours")
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    ncpu, nq = B.topo_parse(a.topo)
+    names = a.settings.split(",")
+    res = []
+    for boot in range(a.boots):
+        for driver in a.drivers.split(","):
+            cfg = VMConfig(smp=ncpu, memory=1024, nics=(Nic(queues=nq),),
+                           trace_events=BC.TRACE_EVENTS)
+            g = Guest(a.kernel, cfg, driver=driver,
+                      module=a.module if driver == "ours" else None,
+                      name=f"sab-{driver}")
+            try:
+                g.boot()
+                ifname = net.ifname(g)
+                M.start_guest_servers(g, ncpu)
+                base = g.run(f"ethtool -c {ifname}", timeout=30).out if driver == "ours" else ""
+                for cname in a.cells.split(","):
+                    cell = M.CELLS[cname]
+                    bg = None
+                    if cell.kind == "mixed":
+                        w = cell.workload()
+                        B.start_servers(g, w, ncpu)
+                        g.run("rm -f /tmp/bench-w*", timeout=30, quiet=True)
+                        bg = g.run_bg(B.load_script(g, w, 3600, ncpu))
+                        time.sleep(3.0)
+                    client = M.LoadClient(g, cell, ncpu)
+                    time.sleep(1.0)
+                    for rnd in range(a.rounds):
+                        for sname in (names if driver == "ours" else ["stock"]):
+                            if driver == "ours":
+                                g.run_ok(SETTINGS[sname], timeout=30)
+                            time.sleep(0.3)
+                            client.window()
+                            t0 = B.tap_counters(g.proc.pid, g.nics[0].tap)
+                            ts = time.monotonic()
+                            time.sleep(a.seconds)
+                            w = client.window()
+                            t1 = B.tap_counters(g.proc.pid, g.nics[0].tap)
+                            mbit = (t1["guest_tx_bytes"] - t0["guest_tx_bytes"]) * 8e-6 / \
+                                (time.monotonic() - ts)
+                            rec = {"boot": boot, "driver": driver, "cell": cname,
+                                   "round": rnd, "setting": sname, "tx_mbit": round(mbit), **w}
+                            res.append(rec)
+                            print(f"{boot} {driver:<5} {cname:<13} r{rnd} {sname:<15} "
+                                  f"recv {w['recv']:>6} p50 {w['p50_us']:>7} p99 {w['p99_us']:>7}"
+                                  f" tx {mbit:6.0f} Mbit/s", flush=True)
+                    client.stop()
+                    if bg is not None:
+                        g.run("killall -INT iperf3 2>/dev/null; true", timeout=30, quiet=True)
+                        time.sleep(1)
+                        g.run("killall -KILL iperf3 2>/dev/null; true", timeout=30, quiet=True)
+                if base:
+                    (a.out / "ethtool-c.txt").write_text(base)
+            finally:
+                g.shutdown()
+            (a.out / "windows.json").write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
