@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Within one boot, alternate ethtool -C settings of ours window by window
-(A B C ... A B C ...), so that placement and host drift hit every setting
-alike; a stock boot runs the same windows for reference.
+"""Within one boot, switch sparse-packet orphaning of the experiment build
+(main ec7a6f0 + sparse-orphan.patch, plus a writable module parameter
+exp_orphan read before vnet_reclaim_orphan() in vnet_start_xmit()) window
+by window: "main" = 0, main's behaviour; "orphan" = 1, sparse packets
+orphaned.  A stock boot (--drivers stock,ours) runs the same windows.
 
-settings_ab.py KERNEL TOPO CELL[,CELL] OUT --module KO [--rounds N] [--boots N]
+orphan_ab.py KERNEL TOPO CELL[,CELL] OUT --module KO [--rounds N] [--boots N]
 """
 from __future__ import annotations
 
@@ -13,10 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[4] if len(Path(__file__).resolve().parents) > 4 \
-    else Path("/work/main")
-if not (REPO / "bench").is_dir():
-    REPO = Path("/work/main")
+REPO = Path(__file__).resolve().parents[4]  # the repository root
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
 
