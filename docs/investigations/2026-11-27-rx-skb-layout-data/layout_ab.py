@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
-"""Within one boot, switch the receive skb layout of the experiment build
-(main 1631cc8 + layout-ab/exp-rx-layout.patch, module parameter
-exp_rx_layout: 0 = head + buffer as fragment, 1 = whole frame copied when it
-fits the head, 2 = skb built around the buffer) window by window, so that
-flow placement and host drift hit every layout alike.
+"""Within one boot, switch a module parameter of an experiment build window
+by window, so that flow placement and host drift hit every setting alike.
+
+Receive skb layout (the default): main 1631cc8 + layout-ab/exp-rx-layout.patch,
+exp_rx_layout 0 = head + buffer as fragment, 1 = whole frame copied when it
+fits the head, 2 = skb built around the buffer.
+
+Sparse-packet orphaning: main ec7a6f0 + sparse-orphan/sparse-orphan.patch
+with a writable exp_orphan parameter read before vnet_reclaim_orphan() in
+vnet_start_xmit(): --param exp_orphan --settings main=0,orphan=1.
 
 layout_ab.py KERNEL TOPO CELL[,CELL] OUT --module KO [--rounds N] [--boots N]
+             [--param NAME --settings A=V,B=W] [--drivers stock,ours]
 """
 from __future__ import annotations
 
@@ -25,8 +31,7 @@ from benchlib import workloads as B  # noqa: E402
 from benchlib import matrix as M  # noqa: E402
 import bench as BC  # noqa: E402
 
-P = "/sys/module/virtio_net/parameters/exp_rx_layout"
-SETTINGS = {"main": f"echo 0 > {P}", "copy": f"echo 1 > {P}", "build": f"echo 2 > {P}"}
+PARAMS = "/sys/module/virtio_net/parameters"
 
 
 def main():
@@ -39,12 +44,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--boots", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=4.0)
-    ap.add_argument("--settings", default=",".join(SETTINGS))
+    ap.add_argument("--param", default="exp_rx_layout",
+                    help="the experiment build's module parameter to switch")
+    ap.add_argument("--settings", default="main=0,copy=1,build=2",
+                    help="NAME=VALUE,... written to --param in turn")
     ap.add_argument("--drivers", default="ours")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     ncpu, nq = B.topo_parse(a.topo)
-    names = a.settings.split(",")
+    values = dict(x.split("=", 1) for x in a.settings.split(","))
+    names = list(values)
     res = []
     for boot in range(a.boots):
         for driver in a.drivers.split(","):
@@ -72,7 +81,8 @@ def main():
                     for rnd in range(a.rounds):
                         for sname in (names if driver == "ours" else ["stock"]):
                             if driver == "ours":
-                                g.run_ok(SETTINGS[sname], timeout=30)
+                                g.run_ok(f"echo {values[sname]} > {PARAMS}/{a.param}",
+                                         timeout=30)
                             time.sleep(0.3)
                             client.window()
                             t0 = B.tap_counters(g.proc.pid, g.nics[0].tap)
