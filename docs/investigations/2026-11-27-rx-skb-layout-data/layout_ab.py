@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--settings", default="main=0,copy=1,build=2",
                     help="NAME=VALUE,... written to --param in turn")
     ap.add_argument("--drivers", default="ours")
+    ap.add_argument("--setup", default="", help="shell command run in the guest after boot "
+                    "($IF is the interface)")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     ncpu, nq = B.topo_parse(a.topo)
@@ -65,6 +67,8 @@ def main():
             try:
                 g.boot()
                 ifname = net.ifname(g)
+                if a.setup:
+                    g.run_ok(f"IF={ifname}; {a.setup}", timeout=60)
                 M.start_guest_servers(g, ncpu)
                 base = g.run(f"ethtool -c {ifname}", timeout=30).out if driver == "ours" else ""
                 for cname in a.cells.split(","):
