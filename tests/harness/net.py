@@ -257,12 +257,14 @@ def counter_delta(before: dict, after: dict) -> dict:
             for d in ("rx", "tx") if d in after}
 
 
-def snmp(g: Guest, where: str = "guest") -> dict[str, int]:
-    """IP/ICMP/TCP/UDP counters from /proc/net/snmp (guest or namespace)."""
+def snmp(g: Guest, where: str = "guest", files: tuple[str, ...] = ("snmp",)) -> dict[str, int]:
+    """IP/ICMP/TCP/UDP counters from /proc/net/snmp (guest or namespace), as
+    "Tcp.InSegs"...; files=("snmp", "netstat") adds TcpExt/IpExt ones."""
+    paths = [f"/proc/net/{f}" for f in files]
     if where == "guest":
-        text = g.run_ok("cat /proc/net/snmp")
+        text = g.run_ok("cat " + " ".join(paths))
     else:
-        text = g.host(["cat", "/proc/net/snmp"]).stdout
+        text = g.host(["cat", *paths]).stdout
     lines = text.splitlines()
     out = {}
     for hdr, val in zip(lines[::2], lines[1::2]):

@@ -258,13 +258,7 @@ def _core_defers(g, how: str, notes: list) -> None:
 
 def busy_poll_rx(g) -> int | None:
     """BusyPollRxPackets of /proc/net/netstat, None where the kernel lacks it."""
-    out = g.run_ok("cat /proc/net/netstat")
-    lines = out.splitlines()
-    for hdr, val in zip(lines[::2], lines[1::2]):
-        keys, vals = hdr.split()[1:], val.split()[1:]
-        if "BusyPollRxPackets" in keys:
-            return int(vals[keys.index("BusyPollRxPackets")])
-    return None
+    return net.snmp(g, files=("netstat",)).get("TcpExt.BusyPollRxPackets")
 
 
 @suite.test("coal.busy_poll", COAL, "coal")

@@ -421,17 +421,6 @@ def t_gro_hw(ctx: Ctx):
           f"rx-gro-hw on: frames of {on:.0f}/{on2:.0f} bytes, expected coalesced ones")
 
 
-def _tcp_counters(g) -> dict[str, int]:
-    """Tcp and TcpExt counters of the guest, as "Tcp.InSegs"..."""
-    out = g.run_ok("cat /proc/net/snmp /proc/net/netstat").splitlines()
-    res = {}
-    for head, vals in zip(out[::2], out[1::2]):
-        h, v = head.split(), vals.split()
-        if h[0] == v[0] and h[0] in ("Tcp:", "TcpExt:"):
-            res.update({f"{h[0][:-1]}.{k}": int(x) for k, x in zip(h[1:], v[1:]) if x.isdigit()})
-    return res
-
-
 @suite.test("rx_tcp_fast_path", MAIN, "main")
 def t_rx_tcp_fast_path(ctx: Ctx):
     """Small TCP segments received take TCP's fast path (header prediction,
@@ -441,9 +430,9 @@ def t_rx_tcp_fast_path(ctx: Ctx):
     ping-pong per message size; nearly every segment received carries data."""
     g = ctx.g
     for size in (200, 700):
-        c0 = _tcp_counters(g)
+        c0 = net.snmp(g, files=("snmp", "netstat"))
         net.sockperf_pingpong(g, seconds=3, tcp=True, msg_size=size)
-        c1 = _tcp_counters(g)
+        c1 = net.snmp(g, files=("snmp", "netstat"))
         segs = c1["Tcp.InSegs"] - c0["Tcp.InSegs"]
         hits = c1["TcpExt.TCPHPHits"] - c0["TcpExt.TCPHPHits"]
         ctx.note(f"{size} B messages: {segs} segments in, {hits} on the fast path")
