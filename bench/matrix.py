@@ -66,7 +66,7 @@ FULL_PLAN = {
 }
 # the known bad cells of issue 20, a closed loop of large answers, and the gain to keep
 SCREEN_PLAN = {
-    MAIN: ["rr-tcp-4", "rr-udp-4", "rr-tcp-1-16k", "ol-udp-1000", "ol-udp-3000", "ol-udp-10000",
+    MAIN: ["rr-tcp-4", "rr-udp-4", "rr-tcp-1-2w", "rr-tcp-1-16k", "ol-udp-1000", "ol-udp-3000", "ol-udp-10000",
            "ol-tcp-3000", "tx-bulkx2", "tx-256x4", "rx-256x4", "dns-3000"],
     "2:1": ["mixed", "mixed-c1", "mixed-free"],
 }

@@ -56,6 +56,7 @@ MSG_RR = 256            # closed-loop message size (as the benchmark's rr worklo
 MSG_RR_LARGE = 16384    # closed-loop cells with large messages (an HTTP-like answer)
 MSG_OL = 64             # open-loop message size
 LOAD_PORT = 7000        # vnet-load echo servers in the guest: LOAD_PORT (reuseport, one per vCPU)
+LOAD_WRITES = (1, 2)    # ... answering in this many writes, on LOAD_PORT + index
 SETTLE_S = 0.3          # after a cost switch, before the window
 RAMP_S = 0.5            # after the load generator started, before the first window
 DEFAULT_WINDOW_S = 2.0
@@ -74,6 +75,7 @@ class Cell:
     app: str = ""                # app: dns, http, kv
     desc: str = ""
     cpu: int = 0                 # mixed: the vCPU the bulk sender is pinned to (-1: none)
+    writes: int = 1              # rr: the guest's server answers in this many writes
 
     @property
     def unit(self) -> str:
@@ -102,6 +104,12 @@ def _cells() -> dict[str, Cell]:
             out.append(Cell(f"rr-{proto}-{n}", "rr", proto, n, MSG_RR,
                             desc=f"closed-loop {proto.upper()} request/response, {n} flows, "
                                  f"{MSG_RR} B, guest answers"))
+    # answers in two writes (a header, then a body: each write a packet of its own with
+    # TCP_NODELAY), the second one small while the first is unacknowledged and unreclaimed
+    for n in (1, 4):
+        out.append(Cell(f"rr-tcp-{n}-2w", "rr", "tcp", n, MSG_RR, writes=2,
+                        desc=f"closed-loop TCP request/response, {n} flows, {MSG_RR} B, "
+                             f"guest answers in two writes"))
     # large answers: each one bulk for the kick policy, a closed loop waiting on its tail
     for n in (1, 8):
         out.append(Cell(f"rr-tcp-{n}-16k", "rr", "tcp", n, MSG_RR_LARGE,
@@ -249,9 +257,10 @@ def missing_tools(cells: list[Cell]) -> list[str]:
 
 def start_guest_servers(g, ncpu: int) -> None:
     """vnet-load echo servers, one per vCPU, pinned (the kernel spreads the
-    flows over them by SO_REUSEPORT hash)."""
-    g.run_ok(" ".join(f"taskset -c {i} /vnet/vnet-load server -p {LOAD_PORT} "
-                      f">/tmp/vnet-load-srv{i}.log 2>&1 &" for i in range(ncpu)) + " sleep 0.3; "
+    flows over them by SO_REUSEPORT hash), one set per LOAD_WRITES."""
+    g.run_ok(" ".join(f"taskset -c {i} /vnet/vnet-load server -p {LOAD_PORT + k} -w {w} "
+                      f">/tmp/vnet-load-srv{i}-{w}.log 2>&1 &"
+                      for k, w in enumerate(LOAD_WRITES) for i in range(ncpu)) + " sleep 0.3; "
              f"/usr/bin/ss -ltnH 'sport = :{LOAD_PORT}' | wc -l", timeout=60)
 
 
@@ -306,7 +315,8 @@ class LoadClient:
     """vnet-load client in the guest's namespace; window() = SIGUSR1 + its line."""
 
     def __init__(self, g, cell: Cell, ncpu: int):
-        argv = [str(load_tool()), "client", "-c", g.nics[0].guest_ip, "-p", str(LOAD_PORT),
+        port = LOAD_PORT + LOAD_WRITES.index(cell.writes)
+        argv = [str(load_tool()), "client", "-c", g.nics[0].guest_ip, "-p", str(port),
                 "-n", str(cell.flows), "-s", str(cell.msg)]
         if cell.proto == "udp":
             argv.append("-u")

@@ -3,9 +3,11 @@
  * vnet-load - request/response load with latency windows, for the traffic
  * matrix (bench/matrix.py). One binary, both ends:
  *
- *   vnet-load server -p PORT
+ *   vnet-load server -p PORT [-w WRITES]
  *       echo server for TCP and UDP on PORT (SO_REUSEPORT: start one per
- *       CPU, pinned, and the kernel spreads the flows over them)
+ *       CPU, pinned, and the kernel spreads the flows over them); -w: a TCP
+ *       echo goes back in WRITES write()s of about equal size, as from a
+ *       server that writes a header and then a body (TCP_NODELAY is set)
  *   vnet-load client -c IP -p PORT [-P NPORTS] [-u] -n FLOWS -s SIZE [-r RATE]
  *       FLOWS connections (TCP, or connected UDP sockets with -u) to
  *       PORT..PORT+NPORTS-1. Without -r: closed loop, each flow sends its
@@ -177,7 +179,26 @@ static int reuse_socket(int type, int port)
 	return fd;
 }
 
-static int server(int port)
+/* write all of buf[0..len) to a non-blocking TCP socket; -1 on error */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, buf + off, len - off);
+
+		if (w < 0 && errno == EAGAIN) {
+			struct timespec ts = { 0, 50000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (w < 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+static int server(int port, int writes)
 {
 	static char buf[MAX_MSG];
 	int ep = epoll_create1(0), lfd, ufd, one = 1;
@@ -224,18 +245,12 @@ static int server(int port)
 				}
 				/* echo everything: small messages fit the send buffer,
 				 * and a closed- or open-loop client waits for them */
-				for (ssize_t off = 0; off < r;) {
-					ssize_t w = write(fd, buf + off, (size_t)(r - off));
+				for (int k = 0; k < writes; k++) {
+					size_t from = (size_t)r * k / writes;
+					size_t to = (size_t)r * (k + 1) / writes;
 
-					if (w < 0 && errno == EAGAIN) {
-						struct timespec ts = { 0, 50000 };
-
-						nanosleep(&ts, NULL);
-						continue;
-					}
-					if (w < 0)
+					if (to > from && write_all(fd, buf + from, to - from))
 						break;
-					off += w;
 				}
 			}
 		}
@@ -444,7 +459,7 @@ static int client(const char *ip, int port, int nports, int rate, double duratio
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: vnet-load server -p PORT\n"
+	fprintf(stderr, "usage: vnet-load server -p PORT [-w WRITES]\n"
 			"       vnet-load client -c IP -p PORT [-P NPORTS] [-u] -n FLOWS -s SIZE "
 			"[-r RATE] [-d SECONDS]\n");
 	exit(2);
@@ -453,7 +468,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	const char *ip = NULL;
-	int port = 0, nports = 1, rate = 0, opt;
+	int port = 0, nports = 1, rate = 0, writes = 1, opt;
 	double duration = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -466,7 +481,7 @@ int main(int argc, char **argv)
 	nflows = 1;
 	msg_size = 64;
 	optind = 2;
-	while ((opt = getopt(argc, argv, "c:p:P:un:s:r:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:P:un:s:r:d:w:")) != -1) {
 		switch (opt) {
 		case 'c': ip = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -476,13 +491,17 @@ int main(int argc, char **argv)
 		case 's': msg_size = atoi(optarg); break;
 		case 'r': rate = atoi(optarg); break;
 		case 'd': duration = atof(optarg); break;
+		case 'w': writes = atoi(optarg); break;
 		default: usage();
 		}
 	}
 	if (port <= 0 || port + nports > 65536 || nports < 1)
 		usage();
-	if (!strcmp(argv[1], "server"))
-		return server(port);
+	if (!strcmp(argv[1], "server")) {
+		if (writes < 1 || writes > 16)
+			usage();
+		return server(port, writes);
+	}
 	if (strcmp(argv[1], "client") || !ip || nflows < 1 || nflows > MAX_FLOWS ||
 	    msg_size < 16 || msg_size > MAX_MSG || rate < 0)
 		usage();
