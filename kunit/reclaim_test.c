@@ -143,6 +143,22 @@ static void reclaim_waited(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 128, 1001 * US));
 }
 
+/*
+ * Memory back at send: only the segment that ends what an answering
+ * socket has written so far, and only with delayed reclaim.
+ */
+static void reclaim_release_at_send(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, true, 64, 64));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, true, 0, 64));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, true, 65536, 65536));
+	/* more of the answer queued behind it */
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, true, 65, 64));
+	/* a sender that received nothing: a stream */
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, false, 64, 64));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&stock, true, 64, 64));
+}
+
 static void reclaim_room_edges(struct kunit *test)
 {
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_room(19, 19));
@@ -158,6 +174,7 @@ static struct kunit_case reclaim_policy_cases[] = {
 	KUNIT_CASE(reclaim_xdp_frames),
 	KUNIT_CASE(reclaim_waited),
 	KUNIT_CASE(reclaim_room_edges),
+	KUNIT_CASE(reclaim_release_at_send),
 	KUNIT_CASE(reclaim_stamp_from_another_cpu),
 	{}
 };

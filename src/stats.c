@@ -141,6 +141,7 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SRC_STAT("notify_cost_ns", VNET_SRC_NOTIFY_COST),
 	VNET_SQ_STAT("reclaim_batches", reclaim_batches),
 	VNET_SQ_STAT("reclaim_deadlines", reclaim_deadlines),
+	VNET_SQ_STAT("released_at_send", released_at_send),
 	VNET_IRQ_STAT("interrupts"),
 	VNET_SQ_STAT("irq_empty", irq_empty),
 	VNET_SQ_STAT("napi_polls", napi_polls),

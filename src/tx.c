@@ -60,6 +60,66 @@ static bool vnet_tx_skb_waited(const struct sk_buff *skb)
 }
 
 /*
+ * Whether TCP socket @sk received data within the last @window jiffies: it
+ * is in a conversation, and what it sends answers someone (policy/kick.h).
+ * A racy read: it only steers notifications and accounting.
+ */
+static bool vnet_tx_sk_answering(const struct sock *sk, u32 window)
+{
+	return (u32)jiffies - READ_ONCE(inet_csk(sk)->icsk_ack.lrcvtime) < window;
+}
+
+/*
+ * Bytes the application of TCP socket @sk wrote that were not sent yet;
+ * while its segment is being transmitted, they include that segment's.
+ */
+static u32 vnet_tx_tcp_unsent(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	return READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_nxt);
+}
+
+/*
+ * Payload bytes of TCP segment @skb whose transport header is set; more
+ * than skb->len where the headers do not add up.
+ */
+static unsigned int vnet_tx_tcp_payload(const struct sk_buff *skb)
+{
+	return skb->len - skb_transport_offset(skb) - tcp_hdrlen(skb);
+}
+
+/*
+ * The last segment of an answer returns all but a minimum skb's worth of
+ * its memory to its socket now (policy/reclaim.h).  Its destructor, TCP's
+ * or the plain socket one, gives back skb->truesize when the packet is
+ * freed, so that is lowered by what is returned here.
+ */
+static void vnet_tx_release_at_send(struct vnet_sq *sq, struct sk_buff *skb)
+{
+	const unsigned int keep = SKB_TRUESIZE(1);
+	struct sock *sk = skb->sk;
+	unsigned int payload;
+
+	if (!sk || !sk_fullsock(sk) || sk->sk_type != SOCK_STREAM ||
+	    sk->sk_protocol != IPPROTO_TCP || !skb->destructor ||
+	    skb->truesize <= keep || skb->encapsulation ||
+	    !skb_transport_header_was_set(skb))
+		return;
+	payload = vnet_tx_tcp_payload(skb);
+	if (payload > skb->len)
+		return;
+	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg,
+					  vnet_tx_sk_answering(sk, sq->kick_conv_jiffies),
+					  vnet_tx_tcp_unsent(sk), payload))
+		return;
+	WARN_ON_ONCE(refcount_sub_and_test(skb->truesize - keep,
+					   &sk->sk_wmem_alloc));
+	skb->truesize = keep;
+	vnet_sq_inc(sq, &sq->stats.released_at_send);
+}
+
+/*
  * Free completed skbs and frames; @budget is non-zero only in NAPI
  * context.  With TX NAPI the byte queue limits learn of the completions
  * here.  Returns how many buffers came back.
@@ -244,7 +304,6 @@ static void vnet_tx_classify(const struct sk_buff *skb, u32 window,
 			     struct vnet_kick_in *kin)
 {
 	const struct sock *sk = skb->sk;
-	const struct tcp_sock *tp;
 	unsigned int payload = 0;
 	bool known;
 
@@ -256,7 +315,7 @@ static void vnet_tx_classify(const struct sk_buff *skb, u32 window,
 	}
 	known = !skb->encapsulation && skb_transport_header_was_set(skb);
 	if (known) {
-		payload = skb->len - skb_transport_offset(skb) - tcp_hdrlen(skb);
+		payload = vnet_tx_tcp_payload(skb);
 		if (!payload) {
 			kin->pure_ack = true;
 			return;
@@ -264,7 +323,7 @@ static void vnet_tx_classify(const struct sk_buff *skb, u32 window,
 		if (payload > skb->len)
 			return;
 	}
-	if ((u32)jiffies - READ_ONCE(inet_csk(sk)->icsk_ack.lrcvtime) < window)
+	if (vnet_tx_sk_answering(sk, window))
 		return;
 	if (skb_is_gso(skb)) {
 		kin->bulk = true;
@@ -272,9 +331,8 @@ static void vnet_tx_classify(const struct sk_buff *skb, u32 window,
 	}
 	if (!known)
 		return;
-	tp = tcp_sk(sk);
 	kin->bulk = skb->len >= VNET_KICK_BULK_LEN ||
-		    READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_nxt) > payload;
+		    vnet_tx_tcp_unsent(sk) > payload;
 }
 
 /*
@@ -713,6 +771,8 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		netdev_tx_sent_queue(txq, len);
 		if (vnet_tx_skb_waited(skb))
 			sq->reclaim.waited++;
+		else
+			vnet_tx_release_at_send(sq, skb);
 	} else {
 		/* Without completion interrupts, sockets must not wait for them. */
 		skb_orphan(skb);

@@ -13,6 +13,19 @@ bool vnet_reclaim_delayed(const struct vnet_reclaim_cfg *cfg)
 }
 
 /*
+ * Does a TCP segment give its socket its memory back when sent
+ * (policy/reclaim.h)?  @answering: the socket is in a conversation;
+ * @unsent: the bytes its application wrote that were not sent before this
+ * segment, whose @payload they include.  Only with delayed reclaim; in
+ * stock mode the completion interrupt frees it soon enough.
+ */
+bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
+				  bool answering, u32 unsent, u32 payload)
+{
+	return vnet_reclaim_delayed(cfg) && answering && unsent <= payload;
+}
+
+/*
  * On transmit: take completed buffers back now?  Always in stock mode and
  * while a sender waits for some (policy/reclaim.h).
  */
