@@ -60,33 +60,55 @@ static bool vnet_tx_skb_waited(const struct sk_buff *skb)
 }
 
 /*
- * Whether TCP socket @sk received data within the last @window jiffies: it
- * is in a conversation, and what it sends answers someone (policy/kick.h).
- * A racy read: it only steers notifications and accounting.
+ * What the transmit path reads of a TCP segment and its socket, once per
+ * packet: the kick policy's classification and the release at send both
+ * use it.  Racy reads of the socket: they only steer notifications and
+ * memory accounting.
  */
-static bool vnet_tx_sk_answering(const struct sock *sk, u32 window)
+struct vnet_tx_tcp {
+	bool tcp;		/* sent by a full TCP socket (the fields below) */
+	bool known;		/* plain TCP headers are set: @payload */
+	/* the socket received data within the conversation window */
+	bool answering;
+	/* bytes after the TCP header; more than skb->len if they do not add up */
+	unsigned int payload;
+	/* written by the application and not sent, this segment's included */
+	u32 unsent;
+};
+
+/*
+ * A TCP socket's own state may be read only when it is one: a raw socket
+ * opened with IPPROTO_TCP has that protocol too, and a request or
+ * time-wait socket is not a full one.
+ */
+static bool vnet_tx_sk_is_tcp(const struct sock *sk)
 {
-	return (u32)jiffies - READ_ONCE(inet_csk(sk)->icsk_ack.lrcvtime) < window;
+	return sk && sk_fullsock(sk) && sk->sk_type == SOCK_STREAM &&
+	       sk->sk_protocol == IPPROTO_TCP &&
+	       (sk->sk_family == AF_INET || sk->sk_family == AF_INET6);
 }
 
 /*
- * Bytes the application of TCP socket @sk wrote that were not sent yet;
- * while its segment is being transmitted, they include that segment's.
+ * Fill @t for @skb; @window: the conversation window in jiffies
+ * (policy/kick.h).  An answering socket received data within it.
  */
-static u32 vnet_tx_tcp_unsent(const struct sock *sk)
+static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
+			     struct vnet_tx_tcp *t)
 {
-	const struct tcp_sock *tp = tcp_sk(sk);
+	const struct sock *sk = skb->sk;
+	const struct tcp_sock *tp;
 
-	return READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_nxt);
-}
-
-/*
- * Payload bytes of TCP segment @skb whose transport header is set; more
- * than skb->len where the headers do not add up.
- */
-static unsigned int vnet_tx_tcp_payload(const struct sk_buff *skb)
-{
-	return skb->len - skb_transport_offset(skb) - tcp_hdrlen(skb);
+	t->tcp = vnet_tx_sk_is_tcp(sk);
+	if (!t->tcp)
+		return;
+	tp = tcp_sk(sk);
+	t->answering = (u32)jiffies -
+		       READ_ONCE(inet_csk(sk)->icsk_ack.lrcvtime) < window;
+	t->unsent = READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_nxt);
+	t->known = !skb->encapsulation && skb_transport_header_was_set(skb);
+	if (t->known)
+		t->payload = skb->len - skb_transport_offset(skb) -
+			     tcp_hdrlen(skb);
 }
 
 /*
@@ -95,26 +117,19 @@ static unsigned int vnet_tx_tcp_payload(const struct sk_buff *skb)
  * or the plain socket one, gives back skb->truesize when the packet is
  * freed, so that is lowered by what is returned here.
  */
-static void vnet_tx_release_at_send(struct vnet_sq *sq, struct sk_buff *skb)
+static void vnet_tx_release_at_send(struct vnet_sq *sq, struct sk_buff *skb,
+				    const struct vnet_tx_tcp *t)
 {
 	const unsigned int keep = SKB_TRUESIZE(1);
-	struct sock *sk = skb->sk;
-	unsigned int payload;
 
-	if (!sk || !sk_fullsock(sk) || sk->sk_type != SOCK_STREAM ||
-	    sk->sk_protocol != IPPROTO_TCP || !skb->destructor ||
-	    skb->truesize <= keep || skb->encapsulation ||
-	    !skb_transport_header_was_set(skb))
+	if (!t->tcp || !t->known || t->payload > skb->len ||
+	    !skb->destructor || skb->truesize <= keep)
 		return;
-	payload = vnet_tx_tcp_payload(skb);
-	if (payload > skb->len)
-		return;
-	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg,
-					  vnet_tx_sk_answering(sk, sq->kick_conv_jiffies),
-					  vnet_tx_tcp_unsent(sk), payload))
+	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg, t->answering,
+					  t->unsent, t->payload))
 		return;
 	WARN_ON_ONCE(refcount_sub_and_test(skb->truesize - keep,
-					   &sk->sk_wmem_alloc));
+					   &skb->sk->sk_wmem_alloc));
 	skb->truesize = keep;
 	vnet_sq_inc(sq, &sq->stats.released_at_send);
 }
@@ -294,45 +309,38 @@ void vnet_tx_poll_flush(struct vnet_sq *sq)
  * What the adaptive kick policy needs to know about @skb (see
  * policy/kick.h): whether it is bulk and whether it is a pure TCP
  * acknowledgment.  Bulk is a GSO packet, or a TCP segment that is large
- * or has more of its socket's data queued behind it, unless the socket
- * received data within the last @window jiffies: then it is in a
- * conversation, and what it sends is an answer someone waits for, however
- * large (an HTTP response).  Racy reads of the socket are fine: they only
- * decide whether a notification may wait.
+ * or has more of its socket's data queued behind it, unless the socket is
+ * answering (@t): then what it sends is an answer someone waits for,
+ * however large (an HTTP response).
  */
-static void vnet_tx_classify(const struct sk_buff *skb, u32 window,
+static void vnet_tx_classify(const struct sk_buff *skb,
+			     const struct vnet_tx_tcp *t,
 			     struct vnet_kick_in *kin)
 {
-	const struct sock *sk = skb->sk;
-	unsigned int payload = 0;
-	bool known;
-
 	kin->bulk = false;
 	kin->pure_ack = false;
-	if (!sk || !sk_fullsock(sk) || sk->sk_protocol != IPPROTO_TCP) {
+	if (!t->tcp) {
 		kin->bulk = skb_is_gso(skb);
 		return;
 	}
-	known = !skb->encapsulation && skb_transport_header_was_set(skb);
-	if (known) {
-		payload = vnet_tx_tcp_payload(skb);
-		if (!payload) {
+	if (t->known) {
+		if (!t->payload) {
 			kin->pure_ack = true;
 			return;
 		}
-		if (payload > skb->len)
+		/* Headers that do not add up: neither. */
+		if (t->payload > skb->len)
 			return;
 	}
-	if (vnet_tx_sk_answering(sk, window))
+	if (t->answering)
 		return;
 	if (skb_is_gso(skb)) {
 		kin->bulk = true;
 		return;
 	}
-	if (!known)
+	if (!t->known)
 		return;
-	kin->bulk = skb->len >= VNET_KICK_BULK_LEN ||
-		    vnet_tx_tcp_unsent(sk) > payload;
+	kin->bulk = skb->len >= VNET_KICK_BULK_LEN || t->unsent > t->payload;
 }
 
 /*
@@ -512,7 +520,7 @@ static void vnet_tx_apply_coal(struct vnet_sq *sq)
 	sq->kick_cfg.adaptive = sq->coal.adaptive;
 	vnet_kick_init(&sq->kick, &sq->kick_cfg);
 	sq->pacing_shift = vnet_kick_pacing_shift(&sq->kick_cfg);
-	/* At least one whole tick, whatever HZ (see vnet_tx_classify()). */
+	/* A conversation window (vnet_tx_tcp_read()) of at least one tick. */
 	sq->kick_conv_jiffies = usecs_to_jiffies(sq->coal.usecs) + 1;
 	sq->reclaim_cfg.frames = vnet_tx_irq_frames(&sq->coal, ring);
 	sq->reclaim_cfg.usecs = sq->coal.irq_usecs;
@@ -706,6 +714,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	bool more = netdev_xmit_more();
 	u64 now = vnet_now();
 	struct vnet_kick_in kin = {};
+	struct vnet_tx_tcp tcp = {};
 	enum vnet_kick_action action;
 	unsigned int len = skb->len;
 	/* A software transmit timestamp is wanted: see below. */
@@ -759,9 +768,15 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	 * it goes to the socket.
 	 */
 	skb_tx_timestamp(skb);
-	/* Before the skb may be orphaned below. */
+	/*
+	 * Before the skb may be orphaned below.  The socket is read only
+	 * for a policy that uses it.
+	 */
+	if (sq->kick_cfg.adaptive ||
+	    (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg)))
+		vnet_tx_tcp_read(skb, sq->kick_conv_jiffies, &tcp);
 	if (sq->kick_cfg.adaptive)
-		vnet_tx_classify(skb, sq->kick_conv_jiffies, &kin);
+		vnet_tx_classify(skb, &tcp, &kin);
 	kin.sender = skb->sk && sk_fullsock(skb->sk) ? (unsigned long)skb->sk : 0;
 	/* TCP Small Queues must allow for the hold (see policy/kick.h). */
 	if (skb->sk && sq->pacing_shift < VNET_KICK_TCP_PACING_SHIFT)
@@ -772,7 +787,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		if (vnet_tx_skb_waited(skb))
 			sq->reclaim.waited++;
 		else
-			vnet_tx_release_at_send(sq, skb);
+			vnet_tx_release_at_send(sq, skb, &tcp);
 	} else {
 		/* Without completion interrupts, sockets must not wait for them. */
 		skb_orphan(skb);
