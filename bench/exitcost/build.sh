@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Build the exitcost QEMU TCG plugin (exitcost.c) into
-#   ${VNET_CACHE:-$HOME/.cache/virtio-net-dkms}/exitcost/exitcost.so
+# Build a QEMU TCG plugin of this directory, exitcost.c (default) or the one
+# named by the first argument (insnprof), into
+#   ${VNET_CACHE:-$HOME/.cache/virtio-net-dkms}/exitcost/NAME.so
 # and print that path on stdout. Rebuilt only when the source, the plugin
 # header, the compiler or the flags change.
 #
@@ -27,7 +28,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$HERE/exitcost.c
+NAME=${1:-exitcost}
+case $NAME in exitcost|insnprof) ;; *) echo "exitcost/build.sh: no plugin '$NAME'" >&2; exit 1 ;; esac
+SRC=$HERE/$NAME.c
 CACHE=${VNET_CACHE:-$HOME/.cache/virtio-net-dkms}/exitcost
 QEMU=${VNET_QEMU:-qemu-system-x86_64}
 CC=${CC:-gcc}
@@ -140,7 +143,7 @@ if grep -q '#include <glib.h>' "$hdr"; then
 fi
 
 # --- build (cached by content) ------------------------------------------------------
-out=$CACHE/exitcost.so
+out=$CACHE/$NAME.so
 stamp=$({ sha256sum "$SRC" "$hdr" | cut -d' ' -f1; "$CC" --version | head -n1
 	  echo "$CFLAGS ${extra[*]}"; } | sha256sum | cut -d' ' -f1)
 if [ "${EXITCOST_FORCE:-0}" != 1 ] && [ -f "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$stamp" ]; then

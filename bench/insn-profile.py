@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Guest instructions per packet, per function: where two drivers' CPU goes.
+
+Under TCG a closed loop's transactions per second follow what each one
+costs the vCPUs: the exits the exit-cost plugin charges and the guest
+instructions executed.  When two drivers send the same exits per packet
+and still differ in throughput (ours and stock with napi_tx=0 on rr-tcp-4,
+for instance), the difference is in their instructions.  This tool boots
+the matrix's guest with the exit-cost plugin and bench/exitcost/insnprof.c
+next to it, gives insnprof the guest's text symbols (its /proc/kallsyms:
+the guest runs nokaslr, and Debian's System.map is a stub), runs one
+or more matrix cells under one exit model, and counts guest instructions
+per packet (sent or received by the guest) over a steady span: all of them, user space,
+the kernel, each module, and each function.
+
+  bench/insn-profile.py --cells rr-tcp-4 --runs 2 --module build/6.1/virtio_net.ko --out DIR
+  bench/insn-profile.py --report DIR/results.json [--top 40]
+
+A span is the time between the ends of two windows of the same model
+(matrix.run_cell with the model twice): the second window and the settle
+before it, traffic running throughout.  The counting slows the guest
+(one callback per translated block piece): compare drivers with each
+other in the same run, not with the matrix's throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))                 # benchlib, bench.py
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # harness
+
+import bench as BC  # noqa: E402
+from harness import Guest, Nic, VMConfig, VmTestError, resolve_kernel  # noqa: E402
+from harness import net  # noqa: E402
+from harness.util import cache_dir, log, run, set_verbose  # noqa: E402
+from benchlib import matrix as M  # noqa: E402
+from benchlib import workloads as B  # noqa: E402
+from harness.util import BENCH_DIR, REPO_ROOT  # noqa: E402
+
+PLUGIN_BUILD = BENCH_DIR / "exitcost" / "build.sh"
+GROUPS = ("[user]", "[kernel]")
+
+
+def plugin_path() -> Path:
+    cp = run([str(PLUGIN_BUILD), "insnprof"], timeout=900)
+    p = Path(cp.stdout.strip().splitlines()[-1])
+    if not p.is_file():
+        raise VmTestError(f"insnprof build did not produce {p}:\n{cp.stderr}")
+    return p
+
+
+class InsnProf:
+    """The insnprof plugin of one boot: qemu_args(), load_symbols(g), snapshot()."""
+
+    def __init__(self, workdir: Path):
+        self.dir = workdir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.out, self.ctl = self.dir / "insns.json", self.dir / "insns.ctl"
+        self.so = plugin_path()
+        self.n = 0
+
+    def qemu_args(self) -> tuple:
+        return ("-plugin", f"file={self.so},out={self.out},ctl={self.ctl}")
+
+    def _request(self, lines: list[str], timeout: float = 30.0) -> dict:
+        self.n += 1
+        token = f"{os.getpid()}-{self.n}-{time.monotonic_ns()}"
+        tmp = self.ctl.with_suffix(".tmp")
+        tmp.write_text("".join(f"{x}\n" for x in lines) + f"snap {token}\n")
+        os.replace(tmp, self.ctl)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                d = json.loads(self.out.read_text())
+                if d.get("request") == token:
+                    return d
+            except (FileNotFoundError, json.JSONDecodeError):
+                pass
+            time.sleep(0.005)
+        raise VmTestError(f"insnprof did not answer {token} in {timeout} s")
+
+    def load_symbols(self, g, release: str) -> int:
+        """The guest's text symbols, kernel and modules, from its
+        /proc/kallsyms (Debian's System.map is a stub).  The guest runs
+        nokaslr, so the kernel's part is fetched once per release (2 MB,
+        a minute and a half through the agent) and cached; the modules'
+        part at every boot."""
+        text = "awk '$2 ~ /^[tTwW]$/' /proc/kallsyms"
+        cache = cache_dir() / "exitcost" / f"kallsyms-text-{release}.txt"
+        if not cache.is_file():
+            kernel = g.run_ok(f"{text} | grep -vF '['", timeout=300)
+            tmp = cache.with_suffix(".tmp")
+            tmp.write_text(kernel)
+            os.replace(tmp, cache)
+        path = self.dir / "syms.txt"
+        path.write_text(cache.read_text() + g.run_ok(f"{text} | grep -F '['", timeout=60))
+        d = self._request([f"syms {path}"])
+        if not d.get("symbols"):
+            raise VmTestError("insnprof loaded no symbols")
+        return d["symbols"]
+
+    def snapshot(self) -> dict:
+        return self._request([])
+
+
+def diff(a: dict, b: dict) -> dict:
+    return {k: v - a.get(k, 0) for k, v in b.items() if v - a.get(k, 0)}
+
+
+def run_boot(kernel, topo, v: M.Variant, module, cells, model, seconds, workdir) -> dict:
+    ncpu, nq = B.topo_parse(topo)
+    rec = {"variant": v.name, "topology": topo, "model": model, "spans": []}
+    ec = B.make_exitcost(kernel, model)
+    prof = InsnProf(workdir)
+    cfg = VMConfig(smp=ncpu, memory=1024, nics=(Nic(queues=nq),), trace_events=BC.TRACE_EVENTS,
+                   qemu_args=(ec.qemu_args() if ec else ()) + prof.qemu_args(),
+                   modopts=v.modopts)
+    mod = Path(v.module) if v.module else module
+    g = Guest(kernel, cfg, driver=v.driver, module=mod if v.driver == "ours" else None,
+              name=f"insnprof-{os.getpid()}-{v.name}")
+    try:
+        g.boot()
+        rec["rehooked"] = ec.attach(g) if ec else []
+        ifname = net.ifname(g)
+        script = v.setup_script()
+        if script:
+            g.put_file(script.encode(), "/tmp/variant-setup.sh", 0o755)
+            g.run_ok(f"IF={ifname} sh -e /tmp/variant-setup.sh", timeout=60)
+        rec["guest_info"] = B.guest_info(g, ifname)
+        rec["symbols"] = prof.load_symbols(g, kernel.release)
+        M.start_guest_servers(g, ncpu)
+        bctx = B.BootCtx(g=g, ec=ec, trace=B.TraceState(g.trace_path), ncpu=ncpu, pairs=nq,
+                         ifname=ifname, model=model, info=rec["guest_info"])
+        ctx = M.CellCtx(boot=bctx, models=[model, model], window_s=seconds,
+                        workdir=workdir / "work")
+        ctx.workdir.mkdir(exist_ok=True)
+        for name in cells:
+            marks = []
+
+            def on_window(cell, _model, wrec, marks=marks):
+                marks.append((time.monotonic(), B.tap_counters(g.proc.pid, g.nics[0].tap),
+                              prof.snapshot(), wrec))
+
+            M.run_cell(ctx, M.CELLS[name], on_window=on_window)
+            (t0, tap0, s0, _), (t1, tap1, s1, w1) = marks[0], marks[-1]
+            rec["spans"].append({
+                "cell": name, "seconds": round(t1 - t0, 3),
+                "tap": {k: tap1[k] - tap0[k] for k in tap1},
+                "per_vcpu": [b - a for a, b in zip(s0["per_vcpu"], s1["per_vcpu"])],
+                "insns": diff(s0["insns"], s1["insns"]),
+                "window_metrics": w1.get("metrics", {}),
+                "exits": w1.get("exitcost", {}).get("kinds", {})})
+            log(f"{v.name} {name}: {rec['spans'][-1]['tap']['guest_tx_packets']} packets, "
+                f"{sum(per_packet(rec['spans'][-1]).values()):.0f} insns/packet", 0)
+    finally:
+        g.shutdown()
+        if ec is not None:
+            ec.cleanup()
+    return rec
+
+
+# --- report -------------------------------------------------------------------------------
+def group_of(name: str) -> str:
+    if name in GROUPS:
+        return name
+    if name.endswith("]") and " [" in name:
+        return "[" + name.rsplit(" [", 1)[1]
+    return "[vmlinux]"
+
+
+def per_packet(span: dict) -> dict[str, float]:
+    n = max(1, span["tap"]["guest_tx_packets"] + span["tap"]["guest_rx_packets"])
+    return {k: v / n for k, v in span["insns"].items()}
+
+
+def report(res: dict, top: int) -> str:
+    by: dict[tuple, list[dict]] = {}
+    for b in res["boots"]:
+        for s in b["spans"]:
+            by.setdefault((s["cell"], b["variant"]), []).append(per_packet(s))
+    out = []
+    for cell in dict.fromkeys(c for c, _ in by):
+        vs = [v for c, v in by if c == cell]
+        out.append(f"\n## {cell}: guest instructions per packet, sent or received, "
+                   f"(median over {', '.join(f'{v} n={len(by[(cell, v)])}' for v in vs)})\n")
+        groups = sorted({group_of(k) for v in vs for p in by[(cell, v)] for k in p})
+
+        def med(v, pick):
+            return statistics.median(sum(x for k, x in p.items() if pick(k)) for p in by[(cell, v)])
+
+        out.append("| | " + " | ".join(vs) + " |")
+        out.append("| --- |" + " --- |" * len(vs))
+        out.append("| all | " + " | ".join(f"{med(v, lambda k: True):.0f}" for v in vs) + " |")
+        for gname in groups:
+            out.append(f"| {gname} | " + " | ".join(
+                f"{med(v, lambda k, gname=gname: group_of(k) == gname):.0f}" for v in vs) + " |")
+        funcs = {k for v in vs for p in by[(cell, v)] for k in p}
+        meds = {(v, f): statistics.median(p.get(f, 0.0) for p in by[(cell, v)])
+                for v in vs for f in funcs}
+        spread = sorted(funcs, key=lambda f: -(max(meds[(v, f)] for v in vs) -
+                                               min(meds[(v, f)] for v in vs)))
+        out.append(f"\nThe {top} functions whose counts differ most between the variants:\n")
+        out.append("| function | " + " | ".join(vs) + " |")
+        out.append("| --- |" + " --- |" * len(vs))
+        for f in spread[:top]:
+            out.append(f"| `{f}` | " + " | ".join(f"{meds[(v, f)]:.0f}" for v in vs) + " |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernel", default="6.1")
+    ap.add_argument("--topology", default="2")
+    ap.add_argument("--cells", default="rr-tcp-4")
+    ap.add_argument("--variants", default="stock,ours,stock-notx")
+    ap.add_argument("--model", default="ref", choices=("zero", "ref-noirq", "ref", "modern"))
+    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--module", help="ours: virtio_net.ko (default: build/<kernel>)")
+    ap.add_argument("--out", help="result directory")
+    ap.add_argument("--report", metavar="RESULTS_JSON", help="print the tables of a run again")
+    ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args(argv)
+    set_verbose(1 if a.verbose else 0)
+    if a.report:
+        print(report(json.loads(Path(a.report).read_text()), a.top))
+        return 0
+    if not a.out:
+        ap.error("--out is needed for a run")
+    kernel = resolve_kernel(a.kernel)
+    cells = M.select_cells(a.cells)
+    module = Path(a.module) if a.module else REPO_ROOT / "build" / a.kernel / "virtio_net.ko"
+    vs = M.variants(which=tuple(a.variants.split(",")))
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    res = {"tool": "bench/insn-profile.py", "argv": sys.argv[1:],
+           "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+           "kernel": kernel.release, "boots": []}
+    for rep in range(a.runs):
+        for v in vs:
+            b = run_boot(kernel, a.topology, v, module, cells, a.model, a.seconds,
+                         out / "work" / f"{rep}-{v.name}")
+            b["rep"] = rep
+            res["boots"].append(b)
+            (out / "results.json").write_text(json.dumps(res, indent=1) + "\n")
+    text = report(res, a.top)
+    (out / "report.md").write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
