@@ -44,6 +44,7 @@ from harness import net  # noqa: E402
 from harness.util import cache_dir, log, run, set_verbose  # noqa: E402
 from benchlib import matrix as M  # noqa: E402
 from benchlib import workloads as B  # noqa: E402
+from benchlib.exitcost import ctl_request  # noqa: E402
 from harness.util import BENCH_DIR, REPO_ROOT  # noqa: E402
 
 PLUGIN_BUILD = BENCH_DIR / "exitcost" / "build.sh"
@@ -66,27 +67,12 @@ class InsnProf:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.out, self.ctl = self.dir / "insns.json", self.dir / "insns.ctl"
         self.so = plugin_path()
-        self.n = 0
 
     def qemu_args(self) -> tuple:
         return ("-plugin", f"file={self.so},out={self.out},ctl={self.ctl}")
 
     def _request(self, lines: list[str], timeout: float = 30.0) -> dict:
-        self.n += 1
-        token = f"{os.getpid()}-{self.n}-{time.monotonic_ns()}"
-        tmp = self.ctl.with_suffix(".tmp")
-        tmp.write_text("".join(f"{x}\n" for x in lines) + f"snap {token}\n")
-        os.replace(tmp, self.ctl)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                d = json.loads(self.out.read_text())
-                if d.get("request") == token:
-                    return d
-            except (FileNotFoundError, json.JSONDecodeError):
-                pass
-            time.sleep(0.005)
-        raise VmTestError(f"insnprof did not answer {token} in {timeout} s")
+        return ctl_request(self.ctl, self.out, lines, timeout)
 
     def load_symbols(self, g, release: str) -> int:
         """The guest's text symbols, kernel and modules, from its

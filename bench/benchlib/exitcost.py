@@ -438,6 +438,28 @@ def read_counts(path: str | Path) -> Counts:
 
 
 # --- one plugin instance ---------------------------------------------------------------------
+def ctl_request(ctl: Path, out: Path, lines: list[str], timeout: float = 15.0) -> dict:
+    """Hand a plugin of bench/exitcost/ (exitcost.c, insnprof.c) control
+    @lines and a "snap TOKEN" line through its control file @ctl (written
+    atomically), and return its JSON from @out once that carries TOKEN."""
+    token = f"{os.getpid()}-{next(_ids)}-{time.monotonic_ns()}"
+    tmp = ctl.with_suffix(".tmp")
+    tmp.write_text("".join(f"{line}\n" for line in lines) + f"snap {token}\n")
+    os.replace(tmp, ctl)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            d = json.loads(out.read_text())
+            if d.get("request") == token:
+                return d
+        except (FileNotFoundError, json.JSONDecodeError):
+            pass
+        if time.monotonic() > deadline:
+            raise VmTestError(f"plugin did not answer snapshot {token} in {timeout}s "
+                              f"(is QEMU running with {ctl}?)")
+        time.sleep(0.002)
+
+
 class ExitCost:
     """Plugin configuration for one guest boot: qemu_args() for VMConfig,
     attach(g) after boot, snapshot() during the run, final() after shutdown.
@@ -523,27 +545,9 @@ class ExitCost:
             self.snapshot(extra=lines)
         return self.rehooked
 
-    def _wait_out(self, token: str, timeout: float) -> dict:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                d = json.loads(self.out.read_text())
-                if d.get("request") == token:
-                    return d
-            except (FileNotFoundError, json.JSONDecodeError):
-                pass
-            if time.monotonic() > deadline:
-                raise VmTestError(f"exitcost plugin did not answer snapshot {token} in {timeout}s "
-                                  f"(is QEMU running with {self.ctl}?)")
-            time.sleep(0.002)
-
     def snapshot(self, timeout: float = 15.0, extra: list[str] | None = None) -> Counts:
         """Ask the running plugin for its counters now (synchronous)."""
-        token = f"{os.getpid()}-{next(_ids)}-{time.monotonic_ns()}"
-        tmp = self.ctl.with_suffix(".tmp")
-        tmp.write_text("".join(f"{line}\n" for line in (extra or [])) + f"snap {token}\n")
-        os.replace(tmp, self.ctl)
-        return Counts.from_json(self._wait_out(token, timeout))
+        return Counts.from_json(ctl_request(self.ctl, self.out, extra or [], timeout))
 
     def set_costs(self, costs: dict, scale: float | None = None) -> Counts:
         """Change costs of the running plugin at once (no TB flush needed):

@@ -144,7 +144,7 @@ fi
 
 # --- build (cached by content) ------------------------------------------------------
 out=$CACHE/$NAME.so
-stamp=$({ sha256sum "$SRC" "$hdr" | cut -d' ' -f1; "$CC" --version | head -n1
+stamp=$({ sha256sum "$SRC" "$HERE/plugin_out.h" "$hdr" | cut -d' ' -f1; "$CC" --version | head -n1
 	  echo "$CFLAGS ${extra[*]}"; } | sha256sum | cut -d' ' -f1)
 if [ "${EXITCOST_FORCE:-0}" != 1 ] && [ -f "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$stamp" ]; then
 	echo "$out"

@@ -71,6 +71,8 @@
 
 #include <qemu-plugin.h>
 
+#include "plugin_out.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 enum kind { K_KICK, K_IRQ, K_TIMER_IRQ, K_IPI_IRQ, K_TIMER_ARM, K_IPI, K_HLT, K_COUNT, NKINDS };
@@ -359,18 +361,6 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 /* --- output ----------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s >= 0x20)
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void write_json(FILE *f, const char *request, bool final)
 {
 	uint64_t kcount[NKINDS] = { 0 }, kstall[NKINDS] = { 0 };
@@ -461,31 +451,12 @@ static void write_json(FILE *f, const char *request, bool final)
 
 static void write_snapshot(const char *request, bool final)
 {
-	char tmp[4096];
-	FILE *f;
-
 	pthread_mutex_lock(&snap_lock);
-	if (!out_path) {
+	if (out_path)
+		write_atomic("exitcost", out_path, write_json, request, final);
+	else if (final)
 		/* no out=: the final summary goes to stderr */
-		if (final)
-			write_json(stderr, request, final);
-		pthread_mutex_unlock(&snap_lock);
-		return;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out_path, (int)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "exitcost: cannot write %s: %s\n", tmp, strerror(errno));
-		pthread_mutex_unlock(&snap_lock);
-		return;
-	}
-	write_json(f, request, final);
-	if (fclose(f) == 0) {
-		if (rename(tmp, out_path))
-			fprintf(stderr, "exitcost: rename %s: %s\n", out_path, strerror(errno));
-	} else {
-		unlink(tmp);
-	}
+		write_json(stderr, request, final);
 	pthread_mutex_unlock(&snap_lock);
 }
 

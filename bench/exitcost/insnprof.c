@@ -42,6 +42,8 @@
 
 #include <qemu-plugin.h>
 
+#include "plugin_out.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define KERNEL_VA_MIN 0xffff800000000000ull
@@ -250,18 +252,6 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 /* --- output ------------------------------------------------------------------ */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s >= 0x20)
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* Called with lock held. */
 static void write_json(FILE *f, const char *request, bool final)
 {
@@ -300,24 +290,8 @@ static void write_json(FILE *f, const char *request, bool final)
 
 static void write_out(const char *request, bool final)
 {
-	char tmp[4096];
-	FILE *f;
-
-	if (!out_path)
-		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out_path, (int)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "insnprof: cannot write %s: %s\n", tmp, strerror(errno));
-		return;
-	}
-	write_json(f, request, final);
-	if (fclose(f) == 0) {
-		if (rename(tmp, out_path))
-			fprintf(stderr, "insnprof: rename %s: %s\n", out_path, strerror(errno));
-	} else {
-		unlink(tmp);
-	}
+	if (out_path)
+		write_atomic("insnprof", out_path, write_json, request, final);
 }
 
 /* --- control file ------------------------------------------------------------ */
