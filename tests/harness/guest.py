@@ -612,10 +612,9 @@ class Guest:
 
     def check_log(self, since: tuple[int, int] = (0, 0), ignore=()) -> None:
         """Raise CheckFailed if the console or dmesg shows warnings, oopses..."""
-        problems = logcheck.find_problems(self.new_log(since), ignore)
-        if problems:
-            uniq = list(dict.fromkeys(problems))
-            raise CheckFailed("kernel log problems:\n  " + "\n  ".join(uniq[:15]))
+        msg = logcheck.report(self.new_log(since), ignore)
+        if msg:
+            raise CheckFailed(msg)
 
     # --- teardown ------------------------------------------------------------------
     def shutdown(self, quiet: bool = False, keep_workdir: bool | None = None) -> None:

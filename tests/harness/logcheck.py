@@ -46,3 +46,29 @@ def find_problems(text: str, ignore=()) -> list[str]:
                     hits.append(f"{label}: {line.strip()}")
                 break
     return hits
+
+
+_STACK = re.compile(r"RIP: \S+|\b[\w.]+\+0x[0-9a-f]+/0x[0-9a-f]+")
+
+
+def stack_lines(text: str) -> list[str]:
+    """The code addresses of the kernel's reports in text (RIP lines and
+    stack frames, first occurrence each, in order): where a CPU was stuck."""
+    seen: dict[str, None] = {}
+    for line in text.splitlines():
+        for m in _STACK.finditer(line):
+            seen.setdefault(m.group(0), None)
+    return list(seen)
+
+
+def report(text: str, ignore=(), limit: int = 15) -> str:
+    """'kernel log problems:' with the offending lines of text (at most
+    limit, each once) and the stack frames around them; "" when clean."""
+    problems = list(dict.fromkeys(find_problems(text, ignore)))
+    if not problems:
+        return ""
+    msg = "kernel log problems:\n  " + "\n  ".join(problems[:limit])
+    frames = stack_lines(text)
+    if frames:
+        msg += "\n  stacks:\n    " + "\n    ".join(frames[:16])
+    return msg

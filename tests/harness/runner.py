@@ -231,7 +231,7 @@ class Runner:
                 return
         ctx = Ctx(g, self.kernel, self.driver, self.module)
         t0 = time.monotonic()
-        ok, msg = True, ""
+        ok, msg, tb = True, "", ""
         try:
             # the whole log is checked: the first test of a guest also
             # answers for its boot, later ones for what came after the
@@ -251,18 +251,23 @@ class Runner:
         except TestTimeout:
             ok, msg = False, f"timed out after {t.timeout * timeout_scale():.0f}s"
         except Exception as e:
-            ok, msg = False, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
+            ok, msg = False, f"{type(e).__name__}: {e}"
+            tb = traceback.format_exc()
         dt = time.monotonic() - t0
         if not ok:
-            # a log problem found later is still worth reporting with the failure
+            # a log problem found later is still worth reporting with the
+            # failure, before the traceback: a summary that shows only the
+            # message's head still shows why a guest stopped answering
             try:
                 problems = g.new_log(mark) if g.alive() else ""
-                from .logcheck import find_problems
-                extra = find_problems(problems, t.ignore_log)
+                from .logcheck import report
+                extra = report(problems, t.ignore_log, 10)
                 if extra and "kernel log problems" not in msg:
-                    msg += "\nkernel log problems:\n  " + "\n  ".join(extra[:10])
+                    msg += "\n" + extra
             except Exception:
                 pass
+            if tb:
+                msg += "\n" + tb
             self._save_logs(t.name, g, msg)
             self._stop_guest()
         self._finish(t, ok, dt, msg, ctx.notes)
