@@ -38,8 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))                 # benchlib, bench.py
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # harness
 
-import bench as BC  # noqa: E402
-from harness import Guest, Nic, VMConfig, VmTestError, resolve_kernel  # noqa: E402
+from harness import VmTestError, resolve_kernel  # noqa: E402
 from harness import net  # noqa: E402
 from harness.util import cache_dir, log, run, set_verbose  # noqa: E402
 from benchlib import matrix as M  # noqa: E402
@@ -107,20 +106,13 @@ def run_boot(kernel, topo, v: M.Variant, module, cells, model, seconds, workdir)
     rec = {"variant": v.name, "topology": topo, "model": model, "spans": []}
     ec = B.make_exitcost(kernel, model)
     prof = InsnProf(workdir)
-    cfg = VMConfig(smp=ncpu, memory=1024, nics=(Nic(queues=nq),), trace_events=BC.TRACE_EVENTS,
-                   qemu_args=(ec.qemu_args() if ec else ()) + prof.qemu_args(),
-                   modopts=v.modopts)
-    mod = Path(v.module) if v.module else module
-    g = Guest(kernel, cfg, driver=v.driver, module=mod if v.driver == "ours" else None,
-              name=f"insnprof-{os.getpid()}-{v.name}")
+    g = M.variant_guest(kernel, v, module, topo, f"insnprof-{os.getpid()}-{v.name}",
+                        (ec.qemu_args() if ec else ()) + prof.qemu_args())
     try:
         g.boot()
         rec["rehooked"] = ec.attach(g) if ec else []
         ifname = net.ifname(g)
-        script = v.setup_script()
-        if script:
-            g.put_file(script.encode(), "/tmp/variant-setup.sh", 0o755)
-            g.run_ok(f"IF={ifname} sh -e /tmp/variant-setup.sh", timeout=60)
+        M.variant_setup(g, v, ifname)
         rec["guest_info"] = B.guest_info(g, ifname)
         rec["symbols"] = prof.load_symbols(g, kernel.release)
         M.start_guest_servers(g, ncpu)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import shlex
 import shutil
 import sys
 import time
@@ -39,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))                 # bench
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # harness
 
 import bench as BC  # noqa: E402  (bench/bench.py: progress, host/git info, idle wait)
-from harness import (CheckFailed, Guest, Nic, VMConfig, VmTestError,  # noqa: E402
-                    install_signal_handlers, resolve_kernel)
+from harness import (CheckFailed, VmTestError, install_signal_handlers,  # noqa: E402
+                    resolve_kernel)
 from benchlib import workloads as B  # noqa: E402
 from benchlib import report as R  # noqa: E402
 from benchlib import heatmap as H  # noqa: E402
@@ -100,8 +99,8 @@ def parse_args(argv=None):
                                        "with --cells every cell runs on each")
     ap.add_argument("--model", help=f"comma separated (default {','.join(MODELS)}): "
                                     + ", ".join(B.MODELS))
-    ap.add_argument("--variants", help="comma separated: stock,ours,stock-notx,stock-tuned "
-                                       "(default all four)")
+    ap.add_argument("--variants", help="comma separated: stock,ours,stock-notx,stock-tuned,"
+                                       "stock-threaded (default the first four)")
     ap.add_argument("--runs", type=int, help="repeats for every variant (default: the plan's, "
                                              "4 for stock and ours, 2 for the knobs)")
     ap.add_argument("--seconds", type=float, default=M.DEFAULT_WINDOW_S,
@@ -122,6 +121,8 @@ def parse_args(argv=None):
                     help="variant ours-b: ethtool -C settings after each boot")
     ap.add_argument("--ours-b-modopts", metavar="'OPT=V ...'", default="",
                     help="variant ours-b: module options")
+    ap.add_argument("--ours-b-setup", type=Path, metavar="SCRIPT",
+                    help="variant ours-b: guest shell script after each boot (IF = the interface)")
     ap.add_argument("--kernel", default="6.1", help="kernel key (default 6.1)")
     ap.add_argument("--module", type=Path, help="our virtio_net.ko (default build/<KEY>/virtio_net.ko)")
     ap.add_argument("--wait-idle", type=float, default=20, metavar="S",
@@ -149,9 +150,10 @@ def build_plan(a) -> tuple[dict, dict, list]:
     tuned = tuple(int(x) for x in a.tuned.split(","))
     setup = a.ours_setup.read_text() if a.ours_setup else ""
     ours_b = None
-    if a.ours_b_module or a.ours_b_coalesce or a.ours_b_modopts:
+    if a.ours_b_module or a.ours_b_coalesce or a.ours_b_modopts or a.ours_b_setup:
         ours_b = M.Variant("ours-b", "ours", a.ours_b_modopts, None,
                            tuple(BC.parse_coalesce(a.ours_b_coalesce)),
+                           a.ours_b_setup.read_text() if a.ours_b_setup else "",
                            module=str(a.ours_b_module.resolve()) if a.ours_b_module else "")
         if not a.variants:
             which.insert(2, "ours-b")
@@ -207,21 +209,15 @@ def run_boot(kernel, topo, v: M.Variant, module, rep, cells, models, seconds, pr
     apps = sorted({M.CELLS[c].app for c in cells if M.CELLS[c].kind == "app"})
     try:
         ec = B.make_exitcost(kernel, models[0])
-        cfg = VMConfig(smp=ncpu, memory=1024, nics=(Nic(queues=nq),), trace_events=BC.TRACE_EVENTS,
-                       qemu_args=ec.qemu_args() if ec else (), modopts=v.modopts,
-                       extra_binaries=tuple(M.APP_BINARIES[x] for x in apps))
-        if v.driver == "ours" and v.module:
-            module = Path(v.module)
-        g = Guest(kernel, cfg, driver=v.driver, module=module if v.driver == "ours" else None,
-                  name=f"matrix-{os.getpid()}-{seq}")
+        g = M.variant_guest(kernel, v, module, topo, f"matrix-{os.getpid()}-{seq}",
+                            ec.qemu_args() if ec else (),
+                            tuple(M.APP_BINARIES[x] for x in apps))
         g.boot()
         rec["rehooked"] = ec.attach(g) if ec else []
         ifname = net.ifname(g)
-        script = v.setup_script()
-        if script:
-            g.put_file(script.encode(), "/tmp/variant-setup.sh", 0o755)
-            rec["setup_output"] = g.run_ok(f"IF={shlex.quote(ifname)} sh -e /tmp/variant-setup.sh",
-                                           timeout=60)
+        out = M.variant_setup(g, v, ifname)
+        if out or v.setup_script():
+            rec["setup_output"] = out
         rec["guest_info"] = B.guest_info(g, ifname)
         if v.driver == "stock":
             rec["guest_info"]["napi_tx"] = g.run(
@@ -280,7 +276,8 @@ def main(argv=None) -> int:
             scr = [str(t) for t, cs in SCREEN_PLAN.items() if c.name in cs]
             print(f"{c.name:<14} {c.desc}  [full: {','.join(tops) or '-'}; screen: {','.join(scr) or '-'}]")
         print("\nvariants: stock, ours, stock-notx (napi_tx=0), stock-tuned "
-              f"(napi_defer_hard_irqs,gro_flush_timeout = {M.TUNED_DEFAULT})")
+              f"(napi_defer_hard_irqs,gro_flush_timeout = {M.TUNED_DEFAULT}), "
+              "stock-threaded (threaded NAPI; only when asked for)")
         for m in MODELS:
             print(f"model {m:<10} {B.MODEL_HELP[m]}: {B.model_costs(m)}")
         return 0

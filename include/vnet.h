@@ -70,6 +70,7 @@ struct vnet_rq_stats {
 	u64_stats_t xdp_drops;
 	u64_stats_t kicks;
 	u64_stats_t napi_polls;
+	u64_stats_t poll_ns;	/* in RX polls, up to the moderation decision */
 	u64_stats_t rearms;
 	u64_stats_t deferrals;
 	u64_stats_t drop_bad_len;

@@ -12,6 +12,7 @@
 
 #include <linux/netdevice.h>
 #include "compat.h"
+#include "policy/clock.h"
 #include "vnet.h"
 
 static void vnet_irq_count(struct vnet_irq_stats *s)
@@ -120,6 +121,7 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	struct vnet_rx_poll poll = { .budget = budget };
 	u64 defer_ns = 0, defer_max_ns = 0;
 	enum vnet_rx_next next;
+	u64 start = vnet_now();
 	int done;
 
 	vnet_poll_cleantx(rq->qp, budget);
@@ -135,11 +137,12 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	vnet_rx_receive(rq, &poll);
 	done = poll.work;
 
+	poll.now = vnet_now();
 	u64_stats_update_begin(&rq->stats.syncp);
 	u64_stats_inc(&rq->stats.napi_polls);
+	u64_stats_add(&rq->stats.poll_ns, vnet_ns_since(poll.now, start));
 	u64_stats_update_end(&rq->stats.syncp);
 
-	poll.now = vnet_now();
 	poll.answering = (s64)(poll.now -
 			       READ_ONCE(rq->qp->vi->answer_until)) < 0;
 	if (vnet_napi_core_defers(napi)) {

@@ -99,6 +99,7 @@ static const struct vnet_stat_desc vnet_rq_descs[] = {
 #endif
 	VNET_IRQ_STAT("interrupts"),
 	VNET_RQ_STAT("napi_polls", napi_polls),
+	VNET_RQ_STAT("poll_ns", poll_ns),
 	VNET_RQ_STAT("irq_rearms", rearms),
 	VNET_RQ_STAT("deferrals", deferrals),
 	VNET_SRC_STAT("deferral_arms", VNET_SRC_RX_TIMER_ARMS),

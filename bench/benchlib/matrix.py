@@ -177,7 +177,7 @@ class Variant:
     modopts: str = ""            # module options at load
     defer: tuple | None = None   # (napi_defer_hard_irqs, gro_flush_timeout ns) via sysfs
     coalesce: tuple = ()         # ours: ethtool -C arguments
-    setup: str = ""              # ours: guest script (IF = interface)
+    setup: str = ""              # guest script after boot (IF = interface)
     module: str = ""             # ours-b: its own virtio_net.ko (else the run's)
 
     def setup_script(self) -> str:
@@ -206,7 +206,11 @@ def variants(tuned=TUNED_DEFAULT, ours_coalesce=(), ours_setup="", ours_modopts=
     known = {"stock": Variant("stock", "stock"),
              "ours": Variant("ours", "ours", ours_modopts, None, tuple(ours_coalesce), ours_setup),
              "stock-notx": Variant("stock-notx", "stock", "napi_tx=0"),
-             "stock-tuned": Variant("stock-tuned", "stock", defer=tuple(tuned))}
+             "stock-tuned": Variant("stock-tuned", "stock", defer=tuple(tuned)),
+             # threaded NAPI (sysfs, 5.12+): polls in a kernel thread the
+             # scheduler shares the CPU with, not in softirq context
+             "stock-threaded": Variant("stock-threaded", "stock",
+                                       setup='echo 1 > "/sys/class/net/$IF/threaded"')}
     if ours_b:
         known["ours-b"] = ours_b
     out = []
@@ -215,6 +219,31 @@ def variants(tuned=TUNED_DEFAULT, ours_coalesce=(), ours_setup="", ours_modopts=
             raise VmTestError(f"unknown variant {w!r}: {', '.join(known)}")
         out.append(known[w])
     return out
+
+
+def variant_guest(kernel, v: Variant, module: Path | None, topo, name: str,
+                  qemu_args: tuple = (), extra_binaries: tuple = ()):
+    """An unbooted guest for variant v: the topology's vCPUs and pairs, the
+    benchmark's trace events, v's module options, and for ours v's own
+    module if it has one, else module."""
+    from harness import Guest, Nic, VMConfig
+    from bench import TRACE_EVENTS
+    ncpu, nq = B.topo_parse(topo)
+    cfg = VMConfig(smp=ncpu, memory=1024, nics=(Nic(queues=nq),), trace_events=TRACE_EVENTS,
+                   qemu_args=tuple(qemu_args), modopts=v.modopts,
+                   extra_binaries=tuple(extra_binaries))
+    mod = Path(v.module) if v.module else module
+    return Guest(kernel, cfg, driver=v.driver, module=mod if v.driver == "ours" else None,
+                 name=name)
+
+
+def variant_setup(g, v: Variant, ifname: str) -> str:
+    """Run v's setup script in the booted guest; its output."""
+    script = v.setup_script()
+    if not script:
+        return ""
+    g.put_file(script.encode(), "/tmp/variant-setup.sh", 0o755)
+    return g.run_ok(f"IF={shlex.quote(ifname)} sh -e /tmp/variant-setup.sh", timeout=60)
 
 
 def knob_variants() -> list[Variant]:

@@ -614,14 +614,7 @@ static void plugin_exit(qemu_plugin_id_t id, void *p)
 {
 	(void)id;
 	(void)p;
-	if (ctl_running) {
-		__atomic_store_n(&ctl_stop, 1, __ATOMIC_RELEASE);
-		pthread_mutex_lock(&stage_lock);
-		pthread_cond_broadcast(&stage_cond);
-		pthread_mutex_unlock(&stage_lock);
-		pthread_join(ctl_tid, NULL);
-		ctl_running = false;
-	}
+	ctl_thread_stop(ctl_tid, &ctl_running, &ctl_stop, &stage_lock, &stage_cond);
 	write_snapshot("exit", true);
 }
 

@@ -358,14 +358,7 @@ static void *ctl_main(void *arg)
 
 static void plugin_exit(qemu_plugin_id_t id, void *p)
 {
-	if (ctl_running) {
-		__atomic_store_n(&ctl_stop, 1, __ATOMIC_RELEASE);
-		pthread_mutex_lock(&lock);
-		pthread_cond_broadcast(&reset_cond);
-		pthread_mutex_unlock(&lock);
-		pthread_join(ctl_tid, NULL);
-		ctl_running = false;
-	}
+	ctl_thread_stop(ctl_tid, &ctl_running, &ctl_stop, &lock, &reset_cond);
 	pthread_mutex_lock(&lock);
 	write_out("exit", true);
 	pthread_mutex_unlock(&lock);

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * plugin_out.h - output helpers shared by the TCG plugins of this
- * directory (exitcost.c, insnprof.c): JSON strings, and a JSON file
- * replaced atomically so that a reader polling it never sees half of it.
+ * plugin_out.h - helpers shared by the TCG plugins of this directory
+ * (exitcost.c, insnprof.c): JSON strings, a JSON file replaced atomically
+ * so that a reader polling it never sees half of it, and stopping the
+ * thread that serves the control file.
  */
 #ifndef VNET_PLUGIN_OUT_H
 #define VNET_PLUGIN_OUT_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +52,23 @@ static inline void write_atomic(const char *who, const char *path,
 	} else {
 		unlink(tmp);
 	}
+}
+
+/*
+ * Stop the control thread @tid if *@running: raise *@stop, wake whatever
+ * it waits for on @cond (under @lock), and join it.
+ */
+static inline void ctl_thread_stop(pthread_t tid, bool *running, int *stop,
+				   pthread_mutex_t *lock, pthread_cond_t *cond)
+{
+	if (!*running)
+		return;
+	__atomic_store_n(stop, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(lock);
+	pthread_cond_broadcast(cond);
+	pthread_mutex_unlock(lock);
+	pthread_join(tid, NULL);
+	*running = false;
 }
 
 #endif /* VNET_PLUGIN_OUT_H */

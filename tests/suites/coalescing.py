@@ -233,6 +233,37 @@ def t_idle_reclaim(ctx: Ctx):
     ctx.note("inflight 0 on every queue after each run")
 
 
+@suite.test("coal.poll_time", COAL, "coal")
+def t_poll_time(ctx: Ctx):
+    """rxN_poll_ns counts the time receive polls took: it grows on the
+    queues that polled, by a plausible time per poll (between 1 us and
+    10 ms under TCG), and never by more than the wall time that passed."""
+    if not require_ours(ctx):
+        return
+    g = ctx.g
+    ifn = net.ifname(g)
+    s0 = queue_stats(g, ifn)["rx"]
+    t0 = time.monotonic()
+    net.iperf(g, "rx", seconds=2)
+    s1 = queue_stats(g, ifn)["rx"]
+    wall_ns = (time.monotonic() - t0) * 1e9
+    notes = []
+    for q in sorted(s1):
+        polls = s1[q]["napi_polls"] - s0[q]["napi_polls"]
+        ns = s1[q]["poll_ns"] - s0[q]["poll_ns"]
+        if not polls:
+            check(ns == 0, f"rx{q}: {ns} ns of polls without a poll")
+            continue
+        per_poll = ns / polls
+        check(1_000 <= per_poll <= 10_000_000,
+              f"rx{q}: {ns} ns over {polls} polls ({per_poll:.0f} ns each)")
+        check(ns <= wall_ns, f"rx{q}: {ns} ns of polls in {wall_ns:.0f} ns")
+        notes.append(f"rx{q} {polls} polls, {per_poll / 1000:.1f} us each, "
+                     f"{100 * ns / wall_ns:.0f}% of the run")
+    check(notes, "no queue polled during a receive stream")
+    ctx.note("; ".join(notes))
+
+
 @suite.test("coal.flows128", COAL, "coal", timeout=300)
 def t_flows128(ctx: Ctx):
     """128 concurrent TCP flows: traffic flows, no 'nobody cared' (log check)."""
