@@ -748,14 +748,17 @@ def t_channels_drain(ctx: Ctx):
         time.sleep(1.0)
         return net.sysfs_stats(g, names=("tx_bytes",))["tx_bytes"] - a
 
-    # A stalled flow sends nothing until the pair count grows again.  A
-    # moving one may still be slow for a while: packets the stack had
-    # queued for the removed queue are dropped with its qdisc, and TCP
-    # gets them back by retransmission timeouts that back off (the device
-    # flushes every 100 ms here, so they are long).  Up to three seconds,
-    # from one second after the change, for one second of 64 KiB.
+    # A stalled flow sends nothing until the pair count grows again (at
+    # most a retransmission per backed-off timeout).  A moving one may
+    # stay slow: packets the stack had queued for the removed queue are
+    # dropped with its qdisc, TCP gets them back by retransmission
+    # timeouts, and with the device flushing every 100 ms here a flow that
+    # restarts small can stay limited by TCP Small Queues to two packets
+    # per flush (CI saw 59-61 KB/s for three seconds).  So from one second
+    # after the change, up to three seconds until one moves 64 KiB, and
+    # the last two must each move 16 KiB.
     rounds = 4
-    used = []
+    used, slowest = [], []
     for k in range(rounds):
         bg, q = start_flow()
         used.append(q)
@@ -764,14 +767,17 @@ def t_channels_drain(ctx: Ctx):
         moved = []
         while len(moved) < 3 and (not moved or moved[-1] < 64 * 1024):
             moved.append(second())
+        if len(moved) == 1:
+            moved.append(second())
         g.run_ok(f"ethtool -L {ifn} combined {nq}")
         kill_bg(g, bg)
-        check(moved[-1] >= 64 * 1024,
+        check(min(moved[-2:]) >= 16 * 1024,
               f"round {k + 1}: {moved} bytes sent in each second from 1 s after ethtool -L "
               f"combined 1 took away the flow's send queue {q}: the flow stalled")
+        slowest.append(min(moved[-2:]) // 1024)
     recovered(ctx)
     ctx.note(f"{rounds} rounds (the flow on send queues {used}), the flow moved on after "
-             f"each -L {nq} -> 1")
+             f"each -L {nq} -> 1 (slowest of the last two seconds, KiB: {slowest})")
 
 
 # --- the send path under a slow device (tx=timer) ----------------------------------

@@ -3,7 +3,9 @@
 softirq, hard irq, system, user and idle ticks (/proc/stat, tick-sampled:
 Debian's 6.1 has no IRQ_TIME_ACCOUNTING) per vCPU, over one window per
 cell; for ours also each RX queue's share of the window spent in its polls
-(ethtool -S rxN_poll_ns) and its packets per poll.  The question: does the softirq share of the busiest vCPU separate
+(ethtool -S rxN_poll_ns) and its packets per poll; with --irq-context
+also what each receive interrupt interrupted (the idle loop or a task:
+irq_handler_entry's task, event enabled once per boot).  The question: does the softirq share of the busiest vCPU separate
 receive overload (ol-udp-10000/30000) from saturated closed loops and
 streams, as a detector for switching NAPI to threaded mode would need?
 
@@ -26,6 +28,38 @@ sys.path.insert(0, str(REPO / "tests"))
 from harness import net  # noqa: E402
 from benchlib import workloads as B  # noqa: E402
 from benchlib import matrix as M  # noqa: E402
+
+TRACE = "/sys/kernel/tracing"
+IRQ_EV = f"{TRACE}/events/irq/irq_handler_entry"
+# task-pid, CPU, ..., irq=N name=virtioK-input.P
+IRQ_LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\].*irq_handler_entry: irq=\d+ name=(\S+)", re.M)
+
+
+def irq_trace_setup(g) -> None:
+    g.run_ok(f"echo 0 > {TRACE}/tracing_on; echo 8192 > {TRACE}/buffer_size_kb; "
+             f"echo 'name ~ \"virtio*input*\"' > {IRQ_EV}/filter; echo 1 > {IRQ_EV}/enable",
+             timeout=60)
+
+
+def irq_trace_start(g) -> None:
+    g.run_ok(f": > {TRACE}/trace; echo 1 > {TRACE}/tracing_on", timeout=30)
+
+
+def irq_trace_stop(g) -> dict:
+    """Receive interrupts of the window: how many hit the idle loop, how
+    many a task, and the tasks hit most."""
+    out = g.run_ok(f"echo 0 > {TRACE}/tracing_on; cat {TRACE}/trace", timeout=120)
+    idle, busy, tasks = 0, 0, {}
+    for m in IRQ_LINE.finditer(out):
+        if m.group(2) == "0":
+            idle += 1
+        else:
+            busy += 1
+            tasks[m.group(1).strip()] = tasks.get(m.group(1).strip(), 0) + 1
+    top = dict(sorted(tasks.items(), key=lambda x: -x[1])[:3])
+    return {"idle": idle, "busy": busy,
+            "busy_share": round(busy / (idle + busy), 3) if idle + busy else None, "top": top}
+
 
 FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq")
 
@@ -71,6 +105,8 @@ def main():
     ap.add_argument("--boots", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--setup", default="", help="shell run in the guest after boot ($IF: the NIC)")
+    ap.add_argument("--irq-context", action="store_true",
+                    help="trace what each receive interrupt interrupted")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     ncpu, _ = B.topo_parse(a.topo)
@@ -82,6 +118,8 @@ def main():
             try:
                 g.boot()
                 M.variant_setup(g, v, net.ifname(g))
+                if a.irq_context:
+                    irq_trace_setup(g)
                 M.start_guest_servers(g, ncpu)
                 for cname in a.cells.split(","):
                     cell = M.CELLS[cname]
@@ -96,10 +134,13 @@ def main():
                     time.sleep(2.0)
                     if client:
                         client.window()
+                    if a.irq_context:
+                        irq_trace_start(g)
                     s0, e0 = cpu_ticks(g), net.ethtool_stats(g)
                     t0 = time.monotonic()
                     time.sleep(a.seconds)
                     s1, e1 = cpu_ticks(g), net.ethtool_stats(g)
+                    ictx = irq_trace_stop(g) if a.irq_context else None
                     ps = poll_shares(e0, e1, time.monotonic() - t0)
                     lat = client.window() if client else {}
                     if client:
@@ -111,12 +152,13 @@ def main():
                     sh = shares(s0, s1)
                     top = max(sh.values(), key=lambda x: x["softirq"])
                     rec = {"boot": boot, "driver": driver, "cell": cname, "shares": sh,
-                           "poll_share_per_poll": ps,
+                           "poll_share_per_poll": ps, "irq_context": ictx,
                            "answers_per_s": round(lat.get("recv", 0) / a.seconds) if lat else None}
                     res.append(rec)
                     print(f"{boot} {driver:<5} {cname:<14} max softirq {top['softirq']:.2f} "
                           f"(irq {top['irq']:.2f} sys {top['system']:.2f} user {top['user']:.2f} "
-                          f"idle {top['idle']:.2f}) polls {json.dumps(ps)} all {json.dumps(sh)} "
+                          f"idle {top['idle']:.2f}) polls {json.dumps(ps)} irqs {json.dumps(ictx)} "
+                          f"all {json.dumps(sh)} "
                           f"ans/s {rec['answers_per_s']}", flush=True)
                     time.sleep(1.0)
             finally:
