@@ -63,7 +63,7 @@ def stack_lines(text: str) -> list[str]:
 
 def report(text: str, ignore=(), limit: int = 15) -> str:
     """'kernel log problems:' with the offending lines of text (at most
-    limit, each once) and the stack frames around them; "" when clean."""
+    limit, each once) and the stack frames text holds; "" when clean."""
     problems = list(dict.fromkeys(find_problems(text, ignore)))
     if not problems:
         return ""
