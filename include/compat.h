@@ -197,6 +197,58 @@ static inline bool vnet_napi_core_defers(const struct napi_struct *napi)
 #endif
 }
 
+/*
+ * Threaded NAPI for all of a device's instances (5.12; the setting is an
+ * enum with a busy-polling mode from 6.17, and the setters want the
+ * instance lock where the kernel asserts it).  Caller holds RTNL.
+ */
+#ifdef VNET_HAVE_DEV_SET_THREADED
+#define VNET_CAN_THREADED	1
+static inline bool vnet_threaded(struct net_device *dev)
+{
+	bool on;
+
+#ifdef VNET_HAVE_NETDEV_LOCK_ASSERT
+	netdev_lock(dev);
+	on = dev->threaded;
+	netdev_unlock(dev);
+#else
+	on = dev->threaded;
+#endif
+	return on;
+}
+
+static inline int vnet_set_threaded(struct net_device *dev, bool on)
+{
+	int err;
+
+#ifdef VNET_HAVE_NETDEV_LOCK_ASSERT
+	netdev_lock(dev);
+#endif
+#ifdef VNET_HAVE_DEV_SET_THREADED_ENUM
+	err = dev_set_threaded(dev, on ? NETDEV_NAPI_THREADED_ENABLED :
+				     NETDEV_NAPI_THREADED_DISABLED);
+#else
+	err = dev_set_threaded(dev, on);
+#endif
+#ifdef VNET_HAVE_NETDEV_LOCK_ASSERT
+	netdev_unlock(dev);
+#endif
+	return err;
+}
+#else
+#define VNET_CAN_THREADED	0
+static inline bool vnet_threaded(struct net_device *dev)
+{
+	return false;
+}
+
+static inline int vnet_set_threaded(struct net_device *dev, bool on)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
 /* Tell the core which NAPI serves a queue (6.8), for busy polling. */
 static inline void vnet_queue_set_napi(struct net_device *dev,
 				       unsigned int index, bool rx,

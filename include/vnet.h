@@ -27,7 +27,9 @@
 #include "timer.h"
 #include "policy/rx.h"
 #include "policy/kick.h"
+#include "policy/clock.h"
 #include "policy/reclaim.h"
+#include "policy/threaded.h"
 #include "policy/rx_moderation.h"
 #include "policy/coalesce.h"
 #include "policy/dev_coalesce.h"
@@ -113,6 +115,7 @@ struct vnet_sq_stats {
 struct vnet_irq_stats {
 	struct u64_stats_sync syncp;
 	u64_stats_t interrupts;
+	u64_stats_t interrupted_task;	/* RX: the CPU was not idle */
 };
 
 struct vnet;
@@ -398,6 +401,22 @@ struct vnet {
 	u16 *aff_cpu;			/* [max_pairs] IRQ CPU, U16_MAX: none */
 	struct cpumask **aff_xps;	/* [max_pairs] XPS CPUs */
 
+	/*
+	 * Threaded NAPI under receive livelock (threaded.c, auto_threaded):
+	 * the device's window began at start with the counters at_start;
+	 * applied (the work's own) says we turned threaded mode on.
+	 */
+	struct {
+		spinlock_t lock;	/* all but applied; no switch once !enabled */
+		bool enabled;
+		bool applied;
+		u64 start;
+		struct vnet_thr_window at_start;
+		struct vnet_thr_cfg cfg;
+		struct vnet_thr_state st;
+		struct delayed_work work;
+	} thr;
+
 	/* VLANs added, replayed to the device after a reset. */
 	unsigned long vlans[BITS_TO_LONGS(VLAN_N_VID)];
 
@@ -427,6 +446,8 @@ struct vnet_options {
 	int rx_usecs_high;
 	/* Receive buffers from a page pool per queue (compat.h). */
 	bool rx_page_pool;
+	/* Threaded NAPI while the receive side livelocks (threaded.c). */
+	bool auto_threaded;
 };
 
 extern struct vnet_options vnet_opts;
@@ -531,6 +552,21 @@ int vnet_poll_rx(struct napi_struct *napi, int budget);
 int vnet_poll_tx(struct napi_struct *napi, int budget);
 void vnet_qp_timer_fired(struct vnet_qp_timer *t, unsigned long expired);
 void vnet_qp_rx_timer_fired(struct vnet_qp_timer *t, unsigned long expired);
+
+/* threaded.c */
+void vnet_thr_init(struct vnet *vi);
+void vnet_thr_start(struct vnet *vi);
+void vnet_thr_stop(struct vnet *vi);
+void vnet_thr_window_end(struct vnet *vi, u64 now);
+void vnet_thr_counters(struct vnet *vi, u64 *trials, u64 *switches);
+
+/* A receive poll ended at @now: close the device's window if it is due. */
+static inline void vnet_thr_poll(struct vnet *vi, u64 now)
+{
+	if (READ_ONCE(vi->thr.enabled) &&
+	    vnet_ns_since(now, READ_ONCE(vi->thr.start)) >= vi->thr.cfg.window_ns)
+		vnet_thr_window_end(vi, now);
+}
 
 /* ctrl.c */
 int vnet_ctrl_set_pairs(struct vnet *vi, u16 pairs);

@@ -333,6 +333,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	INIT_DELAYED_WORK(&vi->refill, vnet_refill_work);
 	INIT_WORK(&vi->rx_mode_work, vnet_rx_mode_work);
 	INIT_WORK(&vi->config_work, vnet_config_work);
+	vnet_thr_init(vi);
 
 	err = vnet_setup_layout(vi);
 	if (err)
@@ -405,6 +406,7 @@ static int vnet_probe(struct virtio_device *vdev)
 	vnet_link_start(vi);
 
 	vnet_affinity_start(vi);
+	vnet_thr_start(vi);
 
 	netdev_info(dev, "virtio-net-dkms %s: %u of %u queue pairs, %s receive buffers%s, MTU %u..%u\n",
 		    VNET_VERSION, vi->curr_pairs, max_pairs,
@@ -433,6 +435,7 @@ static void vnet_remove(struct virtio_device *vdev)
 	struct vnet *vi = vdev->priv;
 
 	cancel_work_sync(&vi->config_work);
+	vnet_thr_stop(vi);
 	vnet_affinity_stop(vi, true);
 	unregister_netdev(vi->dev);
 	vnet_failover_remove(vi);

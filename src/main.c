@@ -246,6 +246,14 @@ MODULE_PARM_DESC(rx_page_pool,
 		 "Receive small and mergeable buffers from a page pool per queue"
 		 VNET_PAGE_POOL_HELP);
 
+static struct vnet_bool_opt vnet_opt_auto_threaded = {
+	.val = &vnet_opts.auto_threaded, .def = false,
+};
+module_param_cb(auto_threaded, &vnet_bool_ops, &vnet_opt_auto_threaded,
+		0444);
+MODULE_PARM_DESC(auto_threaded,
+		 "Turn threaded NAPI on while the receive side livelocks, off when it ends (kernel 5.12+, default N)");
+
 static int __init vnet_init(void)
 {
 	int err;

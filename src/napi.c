@@ -11,6 +11,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/netdevice.h>
+#include <linux/sched.h>
 #include "compat.h"
 #include "policy/clock.h"
 #include "vnet.h"
@@ -61,8 +62,14 @@ static bool vnet_napi_complete(struct napi_struct *napi, struct virtqueue *vq,
 void vnet_rx_done(struct virtqueue *vq)
 {
 	struct vnet_qp *qp = vnet_vq_to_qp(vq);
+	struct vnet_irq_stats *s = &qp->rq.irq;
 
-	vnet_irq_count(&qp->rq.irq);
+	/* Whether it cut into a task: see policy/threaded.h. */
+	u64_stats_update_begin(&s->syncp);
+	u64_stats_inc(&s->interrupts);
+	if (!is_idle_task(current))
+		u64_stats_inc(&s->interrupted_task);
+	u64_stats_update_end(&s->syncp);
 	vnet_napi_schedule(&qp->rq.napi, vq);
 }
 
@@ -92,19 +99,20 @@ void vnet_tx_done(struct virtqueue *vq)
  * The RX poll of a pair also takes back that pair's TX completions, so
  * one interrupt serves both directions when traffic flows both ways.
  */
-static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
+static u64 vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 {
 	struct vnet_sq *sq = &qp->sq;
 	struct netdev_queue *txq;
+	u64 now = 0;
 
 	if (!sq->use_napi)
-		return;
+		return 0;
 	txq = netdev_get_tx_queue(qp->vi->dev, qp->index);
 	if (!__netif_tx_trylock(txq))
-		return;
+		return 0;
 	if (!sq->paused) {
-		u64 now = vnet_now();
-
+		/* After the lock: packets added meanwhile are not newer. */
+		now = vnet_now();
 		vnet_tx_flush_overdue(sq, now);
 		if (vnet_sq_in_use(sq)) {
 			vnet_tx_reclaim(sq, budget, now);
@@ -113,6 +121,7 @@ static void vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 		vnet_tx_flush_wanted(sq);
 	}
 	__netif_tx_unlock(txq);
+	return now;
 }
 
 int vnet_poll_rx(struct napi_struct *napi, int budget)
@@ -121,13 +130,16 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	struct vnet_rx_poll poll = { .budget = budget };
 	u64 defer_ns = 0, defer_max_ns = 0;
 	enum vnet_rx_next next;
-	u64 start = vnet_now();
+	u64 start;
 	int done;
 
-	vnet_poll_cleantx(rq->qp, budget);
+	/* The poll's time starts with the TX cleaning's clock reading. */
+	start = vnet_poll_cleantx(rq->qp, budget);
 	/* netpoll (budget 0, interrupts off) wants TX completions only */
 	if (!budget)
 		return 0;
+	if (!start)
+		start = vnet_now();
 	/*
 	 * What the stack sends on this pair while the poll runs here
 	 * (acknowledgments, answers made in softirq context) is notified
@@ -142,6 +154,7 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	u64_stats_inc(&rq->stats.napi_polls);
 	u64_stats_add(&rq->stats.poll_ns, vnet_ns_since(poll.now, start));
 	u64_stats_update_end(&rq->stats.syncp);
+	vnet_thr_poll(rq->qp->vi, poll.now);
 
 	poll.answering = (s64)(poll.now -
 			       READ_ONCE(rq->qp->vi->answer_until)) < 0;

@@ -47,9 +47,9 @@ struct vnet_stat_desc {
 	{ VNET_STAT_NAME(n), VNET_SRC_MAIN, offsetof(struct vnet_rq_stats, f) }
 #define VNET_SQ_STAT(n, f) \
 	{ VNET_STAT_NAME(n), VNET_SRC_MAIN, offsetof(struct vnet_sq_stats, f) }
-#define VNET_IRQ_STAT(n) \
+#define VNET_IRQ_STAT(n, f) \
 	{ VNET_STAT_NAME(n), VNET_SRC_IRQ, \
-	  offsetof(struct vnet_irq_stats, interrupts) }
+	  offsetof(struct vnet_irq_stats, f) }
 /* A counter computed by its source, not read from a stats group. */
 #define VNET_SRC_STAT(n, src) \
 	{ VNET_STAT_NAME(n), src, 0 }
@@ -97,7 +97,8 @@ static const struct vnet_stat_desc vnet_rq_descs[] = {
 	VNET_RQ_STAT("packets", packets),
 	VNET_RQ_STAT("bytes", bytes),
 #endif
-	VNET_IRQ_STAT("interrupts"),
+	VNET_IRQ_STAT("interrupts", interrupts),
+	VNET_IRQ_STAT("interrupts_busy_cpu", interrupted_task),
 	VNET_RQ_STAT("napi_polls", napi_polls),
 	VNET_RQ_STAT("poll_ns", poll_ns),
 	VNET_RQ_STAT("irq_rearms", rearms),
@@ -143,7 +144,7 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("reclaim_batches", reclaim_batches),
 	VNET_SQ_STAT("reclaim_deadlines", reclaim_deadlines),
 	VNET_SQ_STAT("released_at_send", released_at_send),
-	VNET_IRQ_STAT("interrupts"),
+	VNET_IRQ_STAT("interrupts", interrupts),
 	VNET_SQ_STAT("irq_empty", irq_empty),
 	VNET_SQ_STAT("napi_polls", napi_polls),
 	VNET_SQ_STAT("drops", drops),
@@ -186,11 +187,16 @@ static unsigned int vnet_sq_count(const struct vnet *vi)
 	       vnet_dev_stats_count(vi, VNET_DS_KIND_TX, false);
 }
 
+/* Ours of the whole device: auto_threaded (threaded.c). */
+static const char * const vnet_thr_names[] = {
+	"threaded_trials", "threaded_switches",
+};
+
 /* Device-level names after the totals: the control queue's, ours. */
 static unsigned int vnet_device_count(const struct vnet *vi)
 {
 	return vnet_dev_stats_count(vi, VNET_DS_KIND_CTRL, true) +
-	       vnet_dev_stats_own_count(vi);
+	       vnet_dev_stats_own_count(vi) + ARRAY_SIZE(vnet_thr_names);
 }
 
 unsigned int vnet_stats_count(const struct vnet *vi)
@@ -249,6 +255,10 @@ void vnet_stats_strings(const struct vnet *vi, u8 *p)
 	}
 	vnet_dev_stats_names(vi, VNET_DS_KIND_CTRL, true, "%s", -1, &p);
 	vnet_dev_stats_own_names(vi, &p);
+	for (q = 0; q < ARRAY_SIZE(vnet_thr_names); q++) {
+		strscpy(p, vnet_thr_names[q], ETH_GSTRING_LEN);
+		p += ETH_GSTRING_LEN;
+	}
 	for (q = 0; q < vi->curr_pairs; q++)
 		vnet_put_queue_names(vi, &p, VNET_RX_FMT, q, vnet_rq_descs,
 				     ARRAY_SIZE(vnet_rq_descs), VNET_RQ_INTREE,
@@ -388,6 +398,8 @@ void vnet_stats_values(struct vnet *vi, u64 *data)
 	vnet_dev_stats_put(vi, VNET_DS_KIND_CTRL, true,
 			   hw ? hw[2 * vi->curr_pairs].v : NULL, &data);
 	vnet_dev_stats_own_values(vi, &data);
+	vnet_thr_counters(vi, &data[0], &data[1]);
+	data += ARRAY_SIZE(vnet_thr_names);
 	per_queue = data;
 	for (q = 0; q < vi->curr_pairs; q++) {
 		const struct vnet_rq *rq = &vi->qp[q].rq;

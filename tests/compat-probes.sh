@@ -54,5 +54,8 @@ expect_fail RXFH_PARAM
 # A feature the header names in a form the probe does not match.
 mangle include/linux/virtio.h 's/unsigned int num_max;/u32 num_max;/'
 expect_fail VQ_NUM_MAX
+# dev_set_threaded() taking something other than a bool or the enum
+mangle include/linux/netdevice.h 's/int dev_set_threaded\(struct net_device \*dev, bool threaded\);/int dev_set_threaded(struct net_device *dev, u8 threaded);/'
+expect_fail DEV_SET_THREADED
 
 exit "$bad"

@@ -24,7 +24,7 @@ from harness.runner import Ctx
 from harness.util import CheckFailed
 
 from .coalescing import COAL, queue_stats, require_ours, set_coal
-from .functional import check, suite
+from .functional import LOAD_END, check, suite
 
 PORT = 5301
 RX_USECS = 10000
@@ -418,3 +418,102 @@ def stream_groups(g, groups: int) -> tuple[int, dict]:
     c = delta(c0, c1)
     c["udp"] = {k: u1[k] - u0[k] for k in u1 if k.startswith("Udp.") and u1[k] != u0.get(k)}
     return int(m.group(1)), c
+
+
+# --- threaded NAPI under receive livelock (auto_threaded) ------------------------
+THR_PORT = 7300
+FLOOD = ["-u", "-n", "1", "-s", "64", "-r", "30000"]
+
+
+def _thr_counters(g) -> dict[str, int]:
+    """Our auto_threaded counters (device) and the receive interrupts,
+    all of them and those that found a task running (summed over queues)."""
+    st = net.ethtool_stats(g)
+    rx_irq = re.compile(r"^rx(?:_queue_)?\d+_interrupts$")
+    return {"threaded_trials": st["threaded_trials"],
+            "threaded_switches": st["threaded_switches"],
+            "interrupts": sum(v for n, v in st.items() if rx_irq.match(n)),
+            "interrupts_busy_cpu": sum(v for n, v in st.items()
+                                       if n.endswith("_interrupts_busy_cpu"))}
+
+
+def _thr_load(g, ctx: Ctx, exe: str, what: str, args: list, seconds: int) -> tuple[list, dict]:
+    """Run the vnet-load client from the host for @seconds while the guest
+    samples its threaded setting every 100 ms; returns the samples and the
+    counters' deltas over the load."""
+    thr = f"/sys/class/net/{net.ifname(g)}/threaded"
+    c0 = _thr_counters(g)
+    bg = g.run_bg(f"for i in $(seq {seconds * 10 + 10}); do cat {thr}; sleep 0.1; done")
+    cp = g.host([exe, "client", "-c", g.nics[0].guest_ip, "-p", str(THR_PORT),
+                 "-d", str(seconds)] + args, check=False, timeout=seconds + 60)
+    res = bg.result(timeout=seconds + 60)
+    c1 = _thr_counters(g)
+    check(cp.returncode == 0, f"{what}: vnet-load client failed: {cp.stdout[-500:]}{cp.stderr[-500:]}")
+    samples = [int(x) for x in res.out.split() if x.isdigit()]
+    d = {n: c1[n] - c0[n] for n in c1}
+    m = LOAD_END.search(cp.stdout)
+    ctx.note(f"{what}: threaded {''.join(map(str, samples))}, {d}"
+             + (f", {m.group(1)} sent, {m.group(2)} answered" if m else ""))
+    return samples, d
+
+
+@suite.test("coal.auto_threaded", COAL, "coal", timeout=300)
+def t_auto_threaded(ctx: Ctx):
+    """auto_threaded (policy/threaded.h).  A UDP flood beyond what the
+    guest answers (vnet-load, 100000 datagrams/s of 64 B, into an echo
+    server per vCPU) is a receive livelock: without the option nothing
+    switches; with it threaded NAPI is tried during the flood and kept (it
+    answers several times as many), and a single closed-loop TCP flow after it,
+    whose interrupts find the CPUs idle, turns it off again.  When the
+    user turns off what the driver turned on, the user's setting stays
+    through another flood and the log says automatic switching stopped."""
+    if not require_ours(ctx):
+        return
+    g = ctx.g
+    thr = f"/sys/class/net/{net.ifname(g)}/threaded"
+    if g.run(f"test -e {thr}").rc != 0:
+        ctx.note("skipped: no threaded NAPI on this kernel (5.12+)")
+        return
+    exe = build_guest_tool(GUEST_TOOLS / "vnet-load.c")
+    check(exe is not None, "vnet-load could not be built on the host")
+    servers = ("for i in $(seq 0 $(($(nproc) - 1))); do taskset -c $i /vnet/vnet-load server "
+               f"-p {THR_PORT} >/dev/null 2>&1 & done; sleep 0.3")
+    rr = ["-n", "1", "-s", "64"]
+    try:
+        g.run_ok(servers)
+        samples, d = _thr_load(g, ctx, str(exe), "flood, option off", FLOOD, 2)
+        check(d["threaded_switches"] == 0 and d["threaded_trials"] == 0 and 1 not in samples,
+              f"without auto_threaded: {d}, threaded {samples}")
+        g.run("pkill -x vnet-load")
+        r = g.run("vnet reload auto_threaded=1", timeout=120)
+        check(r.rc == 0, f"vnet reload auto_threaded=1 failed: {r.out}{r.err}")
+        g.refresh_nics()
+        g.run_ok(servers)
+
+        samples, d = _thr_load(g, ctx, str(exe), "flood", FLOOD, 3)
+        check(d["interrupts_busy_cpu"] >= 0.8 * d["interrupts"],
+              f"flood: only {d['interrupts_busy_cpu']} of {d['interrupts']} receive interrupts "
+              "found a task running: the guest kept up, no livelock to test")
+        check(d["threaded_trials"] >= 1, f"flood: threaded NAPI never tried ({d})")
+        check(1 in samples, f"flood: threaded NAPI never on ({samples})")
+        samples, d2 = _thr_load(g, ctx, str(exe), "one closed-loop flow", rr, 3)
+        check(samples and samples[-1] == 0, f"closed loop after the flood: threaded {samples}")
+        check(d["threaded_switches"] + d2["threaded_switches"] >= 2,
+              f"switches: flood {d['threaded_switches']}, closed loop {d2['threaded_switches']}")
+        samples, d = _thr_load(g, ctx, str(exe), "flood again", FLOOD, 4)
+        check(1 in samples, f"second flood: threaded NAPI never on ({samples})")
+
+        # The flood left threaded NAPI on (no traffic, no calm windows since).
+        # The user turns it off: that setting wins, switching stops.
+        check(g.run_ok(f"cat {thr}").strip() == "1", "threaded NAPI off before the user's turn")
+        mark = g.mark()
+        g.run_ok(f"echo 0 > {thr}")
+        samples, d = _thr_load(g, ctx, str(exe), "flood after the user's 0", FLOOD, 3)
+        check(1 not in samples, f"the user's threaded 0 was overridden: {samples}")
+        check("turned off by someone else" in g.new_log(mark),
+              "no log line saying automatic switching stopped")
+    finally:
+        g.run("pkill -x vnet-load")
+        g.run(f"echo 0 > {thr}")
+        g.run("vnet reload", timeout=120)
+        g.refresh_nics()

@@ -523,7 +523,9 @@ INT_OPTS = [
     ("rx_frames", 32, 0, 32768),
     ("rx_usecs_high", 8000, 0, 10000),
 ]
-BOOL_OPTS = ["csum", "gso", "napi_tx", "adaptive_tx", "adaptive_rx"]
+# boolean options and their defaults
+BOOL_OPTS = {"csum": "Y", "gso": "Y", "napi_tx": "Y", "adaptive_tx": "Y", "adaptive_rx": "Y",
+             "auto_threaded": "N"}
 
 
 def reload_with(g: Guest, opts: str) -> str:
@@ -556,7 +558,7 @@ def t_modparams(ctx: Ctx):
         "overflow": {n: "99999999999" for n, *_ in INT_OPTS}
         | {b: "-1" for b in BOOL_OPTS} | {"irq_affinity": "offf"},
     }
-    defaults = {n: str(d) for n, d, *_ in INT_OPTS} | {b: "Y" for b in BOOL_OPTS} \
+    defaults = {n: str(d) for n, d, *_ in INT_OPTS} | BOOL_OPTS \
         | {"irq_affinity": "auto"}
     for label, opts in bad_sets.items():
         text = reload_with(g, " ".join(f"{k}={v}" for k, v in opts.items()))
