@@ -743,6 +743,7 @@ void vnet_dev_stats_qstats_tx(const struct vnet *vi,
 #endif
 
 /* stats.c */
+u64 vnet_stat_read(const struct u64_stats_sync *syncp, const u64_stats_t *ctr);
 unsigned int vnet_stats_count(const struct vnet *vi);
 void vnet_stats_strings(const struct vnet *vi, u8 *data);
 void vnet_stats_values(struct vnet *vi, u64 *data);

@@ -243,7 +243,7 @@ static void vnet_put_queue_names(const struct vnet *vi, u8 **p,
 
 void vnet_stats_strings(const struct vnet *vi, u8 *p)
 {
-	unsigned int q;
+	unsigned int q, i;
 
 	if (VNET_STATS_NEW_NAMES) {
 		vnet_put_totals(&p, "rx", vnet_rq_descs, VNET_RQ_INTREE);
@@ -255,8 +255,8 @@ void vnet_stats_strings(const struct vnet *vi, u8 *p)
 	}
 	vnet_dev_stats_names(vi, VNET_DS_KIND_CTRL, true, "%s", -1, &p);
 	vnet_dev_stats_own_names(vi, &p);
-	for (q = 0; q < ARRAY_SIZE(vnet_thr_names); q++) {
-		strscpy(p, vnet_thr_names[q], ETH_GSTRING_LEN);
+	for (i = 0; i < ARRAY_SIZE(vnet_thr_names); i++) {
+		strscpy(p, vnet_thr_names[i], ETH_GSTRING_LEN);
 		p += ETH_GSTRING_LEN;
 	}
 	for (q = 0; q < vi->curr_pairs; q++)
@@ -269,10 +269,9 @@ void vnet_stats_strings(const struct vnet *vi, u8 *p)
 				     VNET_DS_KIND_TX);
 }
 
-static u64 vnet_read_ctr(const struct u64_stats_sync *syncp,
-			 const void *base, size_t offset)
+/* One counter of a group guarded by @syncp (any context). */
+u64 vnet_stat_read(const struct u64_stats_sync *syncp, const u64_stats_t *ctr)
 {
-	const u64_stats_t *ctr = base + offset;
 	unsigned int start;
 	u64 v;
 
@@ -281,6 +280,12 @@ static u64 vnet_read_ctr(const struct u64_stats_sync *syncp,
 		v = u64_stats_read(ctr);
 	} while (u64_stats_fetch_retry(syncp, start));
 	return v;
+}
+
+static u64 vnet_read_ctr(const struct u64_stats_sync *syncp,
+			 const void *base, size_t offset)
+{
+	return vnet_stat_read(syncp, base + offset);
 }
 
 /*

@@ -5,8 +5,8 @@
  *
  * The first receive poll that ends window_ns after the device's window
  * began closes it and judges it; the state machine says whether threaded
- * mode is wanted, and a work item switches it (dev_set_threaded() sleeps and
- * wants RTNL).  The user's own setting wins: threaded mode the user
+ * mode is wanted, and a work item switches it (dev_set_threaded() sleeps
+ * and wants RTNL).  The user's own setting wins: threaded mode the user
  * turned on is never turned off here, and if the user turns off what we
  * turned on, automatic switching stops for the device.
  */
@@ -18,23 +18,10 @@
 /* A window longer than this many window lengths spans a pause: no verdict. */
 #define VNET_THR_STALE_WINDOWS	10
 
-static u64 vnet_thr_read(const struct u64_stats_sync *syncp,
-			 const u64_stats_t *ctr)
-{
-	unsigned int start;
-	u64 v;
-
-	do {
-		start = u64_stats_fetch_begin(syncp);
-		v = u64_stats_read(ctr);
-	} while (u64_stats_fetch_retry(syncp, start));
-	return v;
-}
-
 /*
  * The device's counters now: receive interrupts and those that found a
- * task, packets received, bytes received and sent on the active pairs, the online CPUs'
- * idle time (0 CPUs where the kernel does not account it).
+ * task, packets received, bytes received and sent on the active pairs,
+ * the online CPUs' idle time (0 CPUs where the kernel does not account it).
  */
 static void vnet_thr_counts(struct vnet *vi, struct vnet_thr_window *w)
 {
@@ -46,13 +33,13 @@ static void vnet_thr_counts(struct vnet *vi, struct vnet_thr_window *w)
 		struct vnet_rq *rq = &vi->qp[q].rq;
 		struct vnet_sq *sq = &vi->qp[q].sq;
 
-		w->irqs += vnet_thr_read(&rq->irq.syncp, &rq->irq.interrupts);
-		w->busy += vnet_thr_read(&rq->irq.syncp,
-					 &rq->irq.interrupted_task);
-		w->packets += vnet_thr_read(&rq->stats.syncp,
-					    &rq->stats.packets);
-		w->bytes += vnet_thr_read(&rq->stats.syncp, &rq->stats.bytes);
-		w->bytes += vnet_thr_read(&sq->stats.syncp, &sq->stats.bytes);
+		w->irqs += vnet_stat_read(&rq->irq.syncp, &rq->irq.interrupts);
+		w->busy += vnet_stat_read(&rq->irq.syncp,
+					  &rq->irq.interrupted_task);
+		w->packets += vnet_stat_read(&rq->stats.syncp,
+					     &rq->stats.packets);
+		w->bytes += vnet_stat_read(&rq->stats.syncp, &rq->stats.bytes);
+		w->bytes += vnet_stat_read(&sq->stats.syncp, &sq->stats.bytes);
 	}
 	for_each_online_cpu(cpu) {
 		u64 us = get_cpu_idle_time_us(cpu, NULL);

@@ -35,8 +35,9 @@
  * Threaded mode: off_windows calm windows in a row end it; otherwise
  * after a hold softirq mode is tried the same way, and stays only if it
  * did better than threaded mode lately; else threaded mode comes back,
- * with the next hold twice as long (hold_min_ms to hold_max_ms).  So a load that only looked like a
- * livelock pays one trial per backoff, and a real one a trial per hold.
+ * with the next hold twice as long (hold_min_ms to hold_max_ms).  So a
+ * load that only looked like a livelock pays one trial per backoff, and
+ * a real one a trial per hold.
  */
 #ifndef VNET_POLICY_THREADED_H
 #define VNET_POLICY_THREADED_H
@@ -60,7 +61,7 @@ struct vnet_thr_cfg {
 	u32 backoff_max_ms;
 };
 
-/* The defaults (see the README's table of module options). */
+/* The defaults (why each: src/policy/threaded.c, docs/design.md section 7). */
 void vnet_thr_cfg_default(struct vnet_thr_cfg *cfg);
 
 /*
