@@ -199,42 +199,26 @@ static inline bool vnet_napi_core_defers(const struct napi_struct *napi)
 
 /*
  * Threaded NAPI for all of a device's instances (5.12; the setting is an
- * enum with a busy-polling mode from 6.17, and the setters want the
- * instance lock where the kernel asserts it).  Caller holds RTNL.
+ * enum with a busy-polling mode from 6.17).  Caller holds RTNL.  Recent
+ * kernels' dev_set_threaded() takes the instance lock itself (7.2 does:
+ * taking it here as well hung the guest); the few releases in which it
+ * only asserted the lock get a lockdep warning at worst, never a deadlock.
  */
 #ifdef VNET_HAVE_DEV_SET_THREADED
 #define VNET_CAN_THREADED	1
 static inline bool vnet_threaded(struct net_device *dev)
 {
-	bool on;
-
-#ifdef VNET_HAVE_NETDEV_LOCK_ASSERT
-	netdev_lock(dev);
-	on = dev->threaded;
-	netdev_unlock(dev);
-#else
-	on = dev->threaded;
-#endif
-	return on;
+	return dev->threaded;
 }
 
 static inline int vnet_set_threaded(struct net_device *dev, bool on)
 {
-	int err;
-
-#ifdef VNET_HAVE_NETDEV_LOCK_ASSERT
-	netdev_lock(dev);
-#endif
 #ifdef VNET_HAVE_DEV_SET_THREADED_ENUM
-	err = dev_set_threaded(dev, on ? NETDEV_NAPI_THREADED_ENABLED :
+	return dev_set_threaded(dev, on ? NETDEV_NAPI_THREADED_ENABLED :
 				     NETDEV_NAPI_THREADED_DISABLED);
 #else
-	err = dev_set_threaded(dev, on);
+	return dev_set_threaded(dev, on);
 #endif
-#ifdef VNET_HAVE_NETDEV_LOCK_ASSERT
-	netdev_unlock(dev);
-#endif
-	return err;
 }
 #else
 #define VNET_CAN_THREADED	0

@@ -128,9 +128,6 @@ probe DEV_SET_THREADED include/linux/netdevice.h \
 probe DEV_SET_THREADED_ENUM include/linux/netdevice.h \
 	'int dev_set_threaded\(struct net_device \*dev, enum netdev_napi_threaded' - \
 	'dev_set_threaded() with enum netdev_napi_threaded (with bool)'
-probe NETDEV_LOCK_ASSERT include/net/netdev_lock.h \
-	'netdev_assert_locked_or_invisible\(' - \
-	'NAPI setters called under the instance lock (under RTNL alone)'
 probe XPS_MAP_TYPE include/linux/netdevice.h \
 	'enum xps_map_type \{' - \
 	'__netif_set_xps_queue() with XPS_CPUS (with false)'

@@ -252,7 +252,7 @@ static struct vnet_bool_opt vnet_opt_auto_threaded = {
 module_param_cb(auto_threaded, &vnet_bool_ops, &vnet_opt_auto_threaded,
 		0444);
 MODULE_PARM_DESC(auto_threaded,
-		 "Turn threaded NAPI on while the receive side livelocks, off when it ends (kernel 5.12+, default N)");
+		 "Try threaded NAPI while the receive side livelocks, keep it while it measures better; kernel 5.12+ (default N)");
 
 static int __init vnet_init(void)
 {

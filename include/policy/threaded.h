@@ -19,8 +19,9 @@
  *    busy_pct_on % of them came while the CPU ran a task (not the idle
  *    loop), and the CPUs were idle at least idle_pct % of the window on
  *    average (there is room to move the receive work to);
- *  - calm: fewer than busy_pct_off % of the interrupts found a task (the
- *    CPUs have room where the interrupts come), or fewer than min_irqs / 4
+ *  - calm: fewer than busy_pct_off % of the interrupts found a task and
+ *    the CPUs were idle at least idle_calm_pct % of the window (they have
+ *    room, also where the interrupts come), or fewer than min_irqs / 4
  *    interrupts and packets received (the traffic has gone);
  *  - busy: anything else with min_irqs interrupts; none below that (also
  *    when packets come without interrupts: a poll that keeps finding work
@@ -50,6 +51,7 @@ struct vnet_thr_cfg {
 	u8 busy_pct_on;
 	u8 busy_pct_off;
 	u8 idle_pct;
+	u8 idle_calm_pct;
 	u8 gain_pct;
 	u8 on_windows;
 	u8 off_windows;

@@ -15,7 +15,10 @@
  * 2026-11-28-overload.md): the loads threaded NAPI helps had 92-100% of
  * their receive interrupts cut into a task, the loads it harms found the
  * CPU idle (6-8%) or had both CPUs busy; in threaded mode the loads it
- * helps kept 77-95%.  A trial costs settle + measure windows (0.4 s).
+ * helps kept 77-95%, or less where the threads took the work off the CPU
+ * the interrupts come to (so calm also wants the CPUs half idle: a single
+ * request/response flow leaves them 60-70% idle, a flood 30% at most).
+ * A trial costs settle + measure windows (0.4 s).
  */
 void vnet_thr_cfg_default(struct vnet_thr_cfg *cfg)
 {
@@ -25,6 +28,7 @@ void vnet_thr_cfg_default(struct vnet_thr_cfg *cfg)
 		.busy_pct_on = 90,
 		.busy_pct_off = 50,
 		.idle_pct = 20,
+		.idle_calm_pct = 50,
 		.gain_pct = 10,
 		.on_windows = 3,
 		.off_windows = 3,
@@ -43,7 +47,8 @@ enum vnet_thr_verdict vnet_thr_judge(const struct vnet_thr_cfg *cfg,
 	if (w->irqs < cfg->min_irqs / 4)
 		return w->packets < cfg->min_irqs / 4 ? VNET_THR_CALM :
 							 VNET_THR_NONE;
-	if (w->busy * 100 < w->irqs * cfg->busy_pct_off)
+	if (w->busy * 100 < w->irqs * cfg->busy_pct_off &&
+	    w->idle_ns * 100 >= w->ns * w->cpus * cfg->idle_calm_pct && w->cpus)
 		return VNET_THR_CALM;
 	if (w->irqs < cfg->min_irqs)
 		return VNET_THR_NONE;
