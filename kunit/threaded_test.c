@@ -54,9 +54,12 @@ static void thr_judge_bounds(struct kunit *test)
 	/* traffic gone: calm, whatever the few interrupts found */
 	KUNIT_EXPECT_EQ(test, judge(11, 11, 50), VNET_THR_CALM);
 	KUNIT_EXPECT_EQ(test, judge(0, 0, 0), VNET_THR_CALM);
-	/* the calm share: below 50% */
+	/* the calm share: below 50%, with the CPUs half idle */
 	KUNIT_EXPECT_EQ(test, judge(100, 49, 50), VNET_THR_CALM);
 	KUNIT_EXPECT_EQ(test, judge(100, 50, 50), VNET_THR_BUSY);
+	KUNIT_EXPECT_EQ(test, judge(100, 10, 49), VNET_THR_BUSY);
+	/* a flood in threaded mode: the threads took the work elsewhere */
+	KUNIT_EXPECT_EQ(test, judge(300, 120, 30), VNET_THR_BUSY);
 	/* room elsewhere: 20% idle on average */
 	KUNIT_EXPECT_EQ(test, judge(100, 100, 20), VNET_THR_CANDIDATE);
 	KUNIT_EXPECT_EQ(test, judge(100, 100, 19), VNET_THR_BUSY);
