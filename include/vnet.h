@@ -414,7 +414,7 @@ struct vnet {
 		struct vnet_thr_window at_start;
 		struct vnet_thr_cfg cfg;
 		struct vnet_thr_state st;
-		struct delayed_work work;
+		struct work_struct work;
 	} thr;
 
 	/* VLANs added, replayed to the device after a reset. */

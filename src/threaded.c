@@ -86,7 +86,7 @@ void vnet_thr_window_end(struct vnet *vi, u64 now)
 		v = vnet_thr_judge(&vi->thr.cfg, &w);
 		if (vnet_thr_step(&vi->thr.cfg, &vi->thr.st, v,
 				  vnet_thr_rate(&w), now))
-			schedule_delayed_work(&vi->thr.work, 0);
+			schedule_work(&vi->thr.work);
 	}
 	WRITE_ONCE(vi->thr.start, now);
 	vi->thr.at_start = cur;
@@ -104,8 +104,7 @@ void vnet_thr_counters(struct vnet *vi, u64 *trials, u64 *switches)
 
 static void vnet_thr_work(struct work_struct *work)
 {
-	struct vnet *vi = container_of(to_delayed_work(work), struct vnet,
-				       thr.work);
+	struct vnet *vi = container_of(work, struct vnet, thr.work);
 	struct net_device *dev = vi->dev;
 	bool want, stop = false;
 	int err;
@@ -142,8 +141,9 @@ static void vnet_thr_work(struct work_struct *work)
 			netdev_warn(dev, "auto_threaded: threaded NAPI could not be turned off (%d), automatic switching stops\n",
 				    err);
 			stop = true;
+		} else {
+			netdev_dbg(dev, "auto_threaded: threaded NAPI off\n");
 		}
-		netdev_dbg(dev, "auto_threaded: threaded NAPI off\n");
 	}
 out:
 	rtnl_unlock();
@@ -158,7 +158,7 @@ void vnet_thr_init(struct vnet *vi)
 {
 	spin_lock_init(&vi->thr.lock);
 	vnet_thr_cfg_default(&vi->thr.cfg);
-	INIT_DELAYED_WORK(&vi->thr.work, vnet_thr_work);
+	INIT_WORK(&vi->thr.work, vnet_thr_work);
 }
 
 /* Probe: switch automatically if the option asks for it and can. */
@@ -181,5 +181,5 @@ void vnet_thr_stop(struct vnet *vi)
 	spin_lock_bh(&vi->thr.lock);
 	WRITE_ONCE(vi->thr.enabled, false);
 	spin_unlock_bh(&vi->thr.lock);
-	cancel_delayed_work_sync(&vi->thr.work);
+	cancel_work_sync(&vi->thr.work);
 }
