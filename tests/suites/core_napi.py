@@ -457,20 +457,24 @@ def _thr_load(g, ctx: Ctx, exe: str, what: str, args: list, seconds: int) -> tup
     return samples, d
 
 
-def _thr_flood_until_on(g, ctx: Ctx, exe: str, what: str) -> dict:
+def _thr_flood_until_on(g, ctx: Ctx, exe: str, what: str) -> bool:
     """Floods of 4 s until one leaves threaded NAPI on (no traffic after
-    it, so no window changes that); returns that flood's counter deltas.
-    A flood is not always a livelock: softirq mode has good spells (the
-    receive work spilling into ksoftirqd, few interrupts), and a trial of
-    softirq mode may land in one and end threaded mode."""
-    seen = []
+    it, so no window changes that): True then.  A flood is not always a
+    livelock (softirq mode has good spells, the receive work spilling into
+    ksoftirqd with few interrupts), and a trial is kept only if threaded
+    mode measured faster, which on a loaded host it may not: False when
+    three floods brought trials but none was kept.  Fails when none
+    brought a trial at all."""
+    seen, trials = [], 0
     for k in range(3):
         samples, d = _thr_load(g, ctx, exe, f"{what} ({k + 1})", FLOOD, 4)
+        trials += d["threaded_trials"]
         if 1 in samples and g.run_ok(f"cat /sys/class/net/{net.ifname(g)}/threaded").strip() == "1":
-            return d
+            return True
         seen.append(f"threaded {''.join(map(str, samples))}, "
                     f"{d['interrupts_busy_cpu']} of {d['interrupts']} interrupts found a task")
-    raise CheckFailed(f"{what}: three floods of 4 s, none left threaded NAPI on: " + "; ".join(seen))
+    check(trials > 0, f"{what}: three floods of 4 s, no trial of threaded NAPI: " + "; ".join(seen))
+    return False
 
 
 @suite.test("coal.auto_threaded", COAL, "coal", timeout=400)
@@ -478,8 +482,10 @@ def t_auto_threaded(ctx: Ctx):
     """auto_threaded (policy/threaded.h).  A UDP flood beyond what the
     guest answers (vnet-load, 30000 datagrams/s of 64 B, into an echo
     server per vCPU) is a receive livelock, most of the time: without the
-    option nothing switches; with it threaded NAPI is tried and left on by
-    one of up to three floods, and a single closed-loop TCP flow after it,
+    option nothing switches; with it threaded NAPI is tried during one of
+    up to three floods (else the test fails) and, where it measured faster
+    and was kept (else the rest is skipped, with a note), a single
+    closed-loop TCP flow after it,
     whose interrupts find the CPUs idle, turns it off again.  When the
     user turns off what the driver turned on, the driver stops switching
     (logged) once it next wants a change (a closed loop), and leaves the
@@ -507,12 +513,17 @@ def t_auto_threaded(ctx: Ctx):
         g.refresh_nics()
         g.run_ok(servers)
 
-        d_on = _thr_flood_until_on(g, ctx, str(exe), "flood")
-        check(d_on["threaded_trials"] >= 1, f"flood: threaded NAPI on without a trial ({d_on})")
+        if not _thr_flood_until_on(g, ctx, str(exe), "flood"):
+            ctx.note("threaded NAPI was tried but not kept (not measured faster here): "
+                     "the checks of switching off and of the user's setting need it kept")
+            return
         samples, d2 = _thr_load(g, ctx, str(exe), "one closed-loop flow", rr, 3)
         check(samples and samples[-1] == 0, f"closed loop after the flood: threaded {samples}")
         check(d2["threaded_switches"] >= 1, f"closed loop: no switch ({d2})")
-        _thr_flood_until_on(g, ctx, str(exe), "flood again")
+        if not _thr_flood_until_on(g, ctx, str(exe), "flood again"):
+            ctx.note("the second time threaded NAPI was tried but not kept: "
+                     "the check of the user's setting needs it kept")
+            return
 
         # The user turns off what the driver turned on: the closed loop after
         # it makes the driver want it off, finds the user's 0 and stops
