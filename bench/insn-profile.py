@@ -15,7 +15,19 @@ per packet (sent or received by the guest) over a steady span: all of them, user
 the kernel, each module, and each function.
 
   bench/insn-profile.py --cells rr-tcp-4 --runs 2 --module build/6.1/virtio_net.ko --out DIR
+  bench/insn-profile.py --count time --model zero --cells rr-tcp-4 --out DIR
   bench/insn-profile.py --report DIR/results.json [--top 40]
+
+--count blocks counts executed translated-block pieces instead (each costs
+TCG a dispatch besides its instructions: a chained jump, or a lookup for a
+return or indirect call); --count time the vCPU threads' host time (each
+piece charges the host TSC ticks since the vCPU's previous piece),
+reported in nanoseconds per packet: instructions are not all a vCPU
+spends, an emulated device access (the clocksource, the interrupt
+controller, the virtqueue notify) costs thousands of instructions' time.
+The halt of an idle vCPU lands in the idle functions ([idle]); run time
+profiles under the zero model, or exitcost's stalls land in the function
+before them.
 
 A span is the time between the ends of two windows of the same model
 (matrix.run_cell with the model twice): the second window and the settle
@@ -48,6 +60,9 @@ from harness.util import BENCH_DIR, REPO_ROOT  # noqa: E402
 
 PLUGIN_BUILD = BENCH_DIR / "exitcost" / "build.sh"
 GROUPS = ("[user]", "[kernel]")
+# where the halt instruction of an idle vCPU is (time mode: its sleep)
+IDLE_FUNCS = ("default_idle", "amd_e400_idle", "acpi_safe_halt", "acpi_idle_do_entry",
+              "mwait_idle", "intel_idle", "native_safe_halt")
 
 
 def plugin_path() -> Path:
@@ -61,14 +76,16 @@ def plugin_path() -> Path:
 class InsnProf:
     """The insnprof plugin of one boot: qemu_args(), load_symbols(g), snapshot()."""
 
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, count: str = "insns"):
+        self.count = count
         self.dir = workdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.out, self.ctl = self.dir / "insns.json", self.dir / "insns.ctl"
         self.so = plugin_path()
 
     def qemu_args(self) -> tuple:
-        return ("-plugin", f"file={self.so},out={self.out},ctl={self.ctl}")
+        return ("-plugin", f"file={self.so},out={self.out},ctl={self.ctl}"
+                           + f",mode={self.count}")
 
     def _request(self, lines: list[str], timeout: float = 30.0) -> dict:
         return ctl_request(self.ctl, self.out, lines, timeout)
@@ -101,11 +118,12 @@ def diff(a: dict, b: dict) -> dict:
     return {k: v - a.get(k, 0) for k, v in b.items() if v - a.get(k, 0)}
 
 
-def run_boot(kernel, topo, v: M.Variant, module, cells, model, seconds, workdir) -> dict:
+def run_boot(kernel, topo, v: M.Variant, module, cells, model, seconds, workdir,
+             count: str = "insns") -> dict:
     ncpu, nq = B.topo_parse(topo)
     rec = {"variant": v.name, "topology": topo, "model": model, "spans": []}
     ec = B.make_exitcost(kernel, model)
-    prof = InsnProf(workdir)
+    prof = InsnProf(workdir, count)
     g = M.variant_guest(kernel, v, module, topo, f"insnprof-{os.getpid()}-{v.name}",
                         (ec.qemu_args() if ec else ()) + prof.qemu_args())
     try:
@@ -135,10 +153,11 @@ def run_boot(kernel, topo, v: M.Variant, module, cells, model, seconds, workdir)
                 "tap": {k: tap1[k] - tap0[k] for k in tap1},
                 "per_vcpu": [b - a for a, b in zip(s0["per_vcpu"], s1["per_vcpu"])],
                 "insns": diff(s0["insns"], s1["insns"]),
+                "unit": s1.get("unit", "insns"), "tsc_hz": s1.get("tsc_hz", 0),
                 "window_metrics": w1.get("metrics", {}),
                 "exits": w1.get("exitcost", {}).get("kinds", {})})
             log(f"{v.name} {name}: {rec['spans'][-1]['tap']['guest_tx_packets']} packets, "
-                f"{sum(per_packet(rec['spans'][-1]).values()):.0f} insns/packet", 0)
+                f"{sum(per_packet(rec['spans'][-1]).values()):.0f} {unit_of(rec['spans'][-1])}/packet", 0)
     finally:
         g.shutdown()
         if ec is not None:
@@ -150,25 +169,37 @@ def run_boot(kernel, topo, v: M.Variant, module, cells, model, seconds, workdir)
 def group_of(name: str) -> str:
     if name in GROUPS:
         return name
+    if name in IDLE_FUNCS:
+        return "[idle]"
     if name.endswith("]") and " [" in name:
         return "[" + name.rsplit(" [", 1)[1]
     return "[vmlinux]"
 
 
+def unit_of(span: dict) -> str:
+    return {"tsc": "ns", "blocks": "blocks"}.get(span.get("unit"), "insns")
+
+
 def per_packet(span: dict) -> dict[str, float]:
+    """Instructions, blocks, or host nanoseconds (time), per packet."""
     n = max(1, span["tap"]["guest_tx_packets"] + span["tap"]["guest_rx_packets"])
-    return {k: v / n for k, v in span["insns"].items()}
+    scale = 1e9 / span["tsc_hz"] if span.get("unit") == "tsc" and span.get("tsc_hz") else 1.0
+    return {k: v * scale / n for k, v in span["insns"].items()}
 
 
 def report(res: dict, top: int) -> str:
     by: dict[tuple, list[dict]] = {}
+    units = set()
     for b in res["boots"]:
         for s in b["spans"]:
             by.setdefault((s["cell"], b["variant"]), []).append(per_packet(s))
+            units.add(unit_of(s))
+    what = {"ns": "host ns (vCPU threads)", "blocks": "executed translated-block pieces"}.get(
+        units.pop() if len(units) == 1 else "", "guest instructions")
     out = []
     for cell in dict.fromkeys(c for c, _ in by):
         vs = [v for c, v in by if c == cell]
-        out.append(f"\n## {cell}: guest instructions per packet, sent or received, "
+        out.append(f"\n## {cell}: {what} per packet, sent or received, "
                    f"(median over {', '.join(f'{v} n={len(by[(cell, v)])}' for v in vs)})\n")
         groups = sorted({group_of(k) for v in vs for p in by[(cell, v)] for k in p})
 
@@ -178,6 +209,9 @@ def report(res: dict, top: int) -> str:
         out.append("| | " + " | ".join(vs) + " |")
         out.append("| --- |" + " --- |" * len(vs))
         out.append("| all | " + " | ".join(f"{med(v, lambda k: True):.0f}" for v in vs) + " |")
+        if "[idle]" in groups:
+            out.append("| all but [idle] | " + " | ".join(
+                f"{med(v, lambda k: group_of(k) != '[idle]'):.0f}" for v in vs) + " |")
         for gname in groups:
             out.append(f"| {gname} | " + " | ".join(
                 f"{med(v, lambda k, gname=gname: group_of(k) == gname):.0f}" for v in vs) + " |")
@@ -207,6 +241,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="result directory")
     ap.add_argument("--report", metavar="RESULTS_JSON", help="print the tables of a run again")
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--count", choices=("insns", "blocks", "time"), default="insns",
+                    help="what to count per function: guest instructions, executed "
+                         "block pieces, or host time (ns per packet)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     set_verbose(1 if a.verbose else 0)
@@ -227,7 +264,7 @@ def main(argv=None) -> int:
     for rep in range(a.runs):
         for v in vs:
             b = run_boot(kernel, a.topology, v, module, cells, a.model, a.seconds,
-                         out / "work" / f"{rep}-{v.name}")
+                         out / "work" / f"{rep}-{v.name}", a.count)
             b["rep"] = rep
             res["boots"].append(b)
             (out / "results.json").write_text(json.dumps(res, indent=1) + "\n")

@@ -12,7 +12,6 @@ trials.py KERNEL TOPO CELL[,CELL...] OUT --module KO [--seconds S] [--modopts OP
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -23,8 +22,8 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests"))
 
 from harness import net  # noqa: E402
-from benchlib import workloads as B  # noqa: E402
 from benchlib import matrix as M  # noqa: E402
+from benchlib import probe  # noqa: E402
 
 # one line per sample: threaded, and the CPUs' idle and total time (/proc/stat);
 # one fork per sample (sleep), so that the sampler takes little of the idle
@@ -47,48 +46,23 @@ def counters(g) -> dict[str, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("kernel")
-    ap.add_argument("topo")
-    ap.add_argument("cells")
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--module", type=Path, required=True)
-    ap.add_argument("--seconds", type=float, default=8.0)
+    ap = probe.parser(__doc__, variants=None, seconds=8.0)
     ap.add_argument("--modopts", default="auto_threaded=1")
     a = ap.parse_args()
-    a.out.mkdir(parents=True, exist_ok=True)
-    ncpu, _ = B.topo_parse(a.topo)
     res = []
     v = M.Variant("ours-auto", "ours", modopts=a.modopts)
-    g = M.variant_guest(a.kernel, v, a.module, a.topo, "trials")
-    try:
-        g.boot()
+    with probe.booted(a, v.name, "trials", variant=v) as g:
         ifn = net.ifname(g)
-        M.start_guest_servers(g, ncpu)
         g.put_file(SAMPLER.encode(), "/tmp/sampler.sh", 0o755)
         for cname in a.cells.split(","):
-            cell = M.CELLS[cname]
-            client = bg = None
-            if cell.kind == "stream":
-                w = cell.workload()
-                B.start_servers(g, w, ncpu)
-                g.run("rm -f /tmp/bench-w*", timeout=30, quiet=True)
-                bg = g.run_bg(B.load_script(g, w, 3600, ncpu))
-            else:
-                client = M.LoadClient(g, cell, ncpu)
             out = f"/tmp/samples-{cname}"
-            c0 = counters(g)
-            g.run_ok(f"IF={ifn} setsid sh /tmp/sampler.sh > {out} 2>&1 & echo started")
-            time.sleep(a.seconds)
-            g.run("pkill -f sampler.sh; sleep 0.5", quiet=True)
-            c1 = counters(g)
-            lat = client.window() if client else {}
-            if client:
-                client.stop()
-            if bg is not None:
-                g.run("killall -INT iperf3 2>/dev/null; true", timeout=30, quiet=True)
-                time.sleep(1)
-                g.run("killall -KILL iperf3 2>/dev/null; true", timeout=30, quiet=True)
+            with probe.load(g, cname, a, ramp=0.0) as client:
+                c0 = counters(g)
+                g.run_ok(f"IF={ifn} setsid sh /tmp/sampler.sh > {out} 2>&1 & echo started")
+                time.sleep(a.seconds)
+                g.run("pkill -f sampler.sh; sleep 0.5", quiet=True)
+                c1 = counters(g)
+                lat = client.window() if client else {}
             rows = [[int(x) for x in ln.split()] for ln in g.run_ok(f"cat {out}").splitlines()
                     if len(ln.split()) == 3 and ln.replace(" ", "").isdigit()]
             d = {k: c1[k] - c0[k] for k in c0}
@@ -101,11 +75,9 @@ def main() -> None:
                    "answers_per_s": lat.get("recv") and round(lat["recv"] / a.seconds)}
             res.append(rec)
             print(json.dumps(rec), flush=True)
+            probe.save(a.out / "trials.json", res)
             time.sleep(1.0)
         print(g.run("dmesg | grep auto_threaded", quiet=True).out, flush=True)
-    finally:
-        g.shutdown()
-        (a.out / "trials.json").write_text(json.dumps(res, indent=1))
 
 
 if __name__ == "__main__":
