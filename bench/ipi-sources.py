@@ -5,7 +5,10 @@
 The benchmark counts IPIs (guest /proc/interrupts RES + CAL, the receiving
 side); this tool says who sent them.  It boots the benchmark's guest
 (exit-cost plugin with the reference costs, so the timing is the
-benchmark's), runs one workload, and for a window of it puts kprobes on the
+benchmark's), runs one workload of bench/bench.py or one cell of the
+traffic matrix (--cell, started as bench/matrix.py starts it, with the
+matrix's comparators as --drivers: stock, ours, stock-notx, ...), and
+for a window of it puts kprobes on the
 guest kernel's three IPI senders of x86:
 
   native_send_call_func_single_ipi   CAL, one CPU (wakelist wakeups, ...)
@@ -33,6 +36,7 @@ the run line says so.
   bench/ipi-sources.py --ours-coalesce 'tx-frames 1'     # a setting of ours
   bench/ipi-sources.py --drivers ours --out build/ipi/x  # one driver only
   bench/ipi-sources.py --report build/ipi/x/results.json # the tables again
+  bench/ipi-sources.py --topology 2 --cell ol-udp-300 --drivers stock,stock-notx,ours --runs 1
 
 Results (every run's histogram, parsed) go to --out (default
 build/ipi/<timestamp>/results.json); the table to stdout.  The kprobes cost
@@ -58,6 +62,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))                 # bench
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # harness
 
 from harness import Guest, Nic, VMConfig, net  # noqa: E402
+from benchlib import matrix as M  # noqa: E402
+from benchlib import probe  # noqa: E402
 from benchlib import workloads as B  # noqa: E402
 from harness.util import REPO_ROOT, CheckFailed, VmTestError  # noqa: E402
 
@@ -79,7 +85,10 @@ CAUSES = [
                                    "tcp_check_space")),
     ("skb freed on another CPU", ("skb_attempt_defer_free", "kick_defer_list_purge")),
     ("RPS/RFS", ("net_rps_send_ipi", "rps_trigger_softirq")),
-    ("idle-balance kick (tick)", ("kick_ilb", "nohz_balancer_kick", "trigger_load_balance")),
+    # Debian's 6.1 inlines kick_ilb() up to the tick: there the idle-balance
+    # kick is the tick's one asynchronous call-function IPI
+    ("idle-balance kick (tick)", ("kick_ilb", "nohz_balancer_kick", "trigger_load_balance",
+                                  "update_process_times")),
     ("TLB shootdown", ("flush_tlb_mm_range", "flush_tlb_func", "native_flush_tlb_multi")),
     ("workqueue wakeup", ("__queue_work", "queue_work_on")),
     ("RCU", ("rcu_core", "rcu_gp_kthread_wake", "swake_up_one")),
@@ -189,12 +198,31 @@ def window_edge(g, ifname: str, start: bool) -> tuple[dict, int]:
             int(lines[0]) + int(lines[1]))
 
 
+def guest_of(args, driver: str, w, ncpu: int, nq: int, ec):
+    """The benchmark's guest (a workload), or the matrix's (a cell; driver
+    is then one of its comparators)."""
+    qemu_args = ec.qemu_args() if ec else ()
+    if args.cell:
+        v = {x.name: x for x in M.variants(which=(driver,))}[driver]
+        return M.variant_guest(args.kernel, v, Path(args.module), B.topo_key(args.topology),
+                               f"ipi-{driver}", qemu_args)
+    cfg = VMConfig(smp=ncpu, memory=B.guest_memory_mb([w], args.seconds), nics=(Nic(queues=nq),),
+                   qemu_args=qemu_args)
+    return Guest(args.kernel, cfg, driver=driver, module=args.module if driver == "ours" else None)
+
+
+def traced_window(g, args, ifname: str) -> tuple:
+    """The window's edges (interrupts, probe hits) and the histograms."""
+    i0, pk0 = window_edge(g, ifname, True)
+    time.sleep(args.seconds)
+    i1, pk1 = window_edge(g, ifname, False)
+    hists = {n: sh(g, f"cat {TRACEFS}/events/kprobes/{n}/hist", timeout=60) for n in PROBES}
+    return i0, pk0, i1, pk1, hists
+
+
 def one_run(args, driver: str, w, ncpu: int, nq: int) -> dict:
     ec = B.make_exitcost(args.kernel, "ref")
-    cfg = VMConfig(smp=ncpu, memory=B.guest_memory_mb([w], args.seconds), nics=(Nic(queues=nq),),
-                   qemu_args=ec.qemu_args() if ec else ())
-    g = Guest(args.kernel, cfg, driver=driver,
-              module=args.module if driver == "ours" else None)
+    g = guest_of(args, driver, w, ncpu, nq, ec)
     try:
         g.boot()
         if ec:
@@ -203,18 +231,24 @@ def one_run(args, driver: str, w, ncpu: int, nq: int) -> dict:
         if args.ours_coalesce and driver == "ours":
             g.run_ok(shlex.join(["ethtool", "-C", ifname] + args.ours_coalesce.split()))
         setup_probes(g)
+        if args.cell:
+            M.start_guest_servers(g, ncpu)
+            with probe.load(g, args.cell, ncpu) as client:
+                time.sleep(B.SETTLE_S)
+                if client:
+                    client.window()
+                i0, pk0, i1, pk1, hists = traced_window(g, args, ifname)
+                lat = client.window() if client else None
+            units = lat["recv"] if lat else pk1 - pk0
+            return summarise(driver, units, i0, i1, hists)
         B.start_servers(g, w, ncpu)
         t0 = time.monotonic()
         bg = g.run_bg(B.load_script(g, w, args.seconds + B.LOAD_EXTRA_S, ncpu))
         B.wait_ramp(SimpleNamespace(g=g, ncpu=ncpu), w, bg, t0)   # uses only these two
         time.sleep(B.SETTLE_S)
         s0 = B.server_sockets(g, w, ncpu)
-        i0, pk0 = window_edge(g, ifname, True)
-        time.sleep(args.seconds)
-        i1, pk1 = window_edge(g, ifname, False)
+        i0, pk0, i1, pk1, hists = traced_window(g, args, ifname)
         s1 = B.server_sockets(g, w, ncpu)
-        hists = {n: sh(g, f"cat {TRACEFS}/events/kprobes/{n}/hist", timeout=60)
-                 for n in PROBES}
         g.run("killall -INT sockperf iperf3 2>/dev/null; true", timeout=30, quiet=True)
         try:
             bg.wait(timeout=60, interval=0.5)
@@ -223,6 +257,11 @@ def one_run(args, driver: str, w, ncpu: int, nq: int) -> dict:
     finally:
         g.shutdown()
     units = ((s1["rx_bytes"] - s0["rx_bytes"]) / w.msg if w.kind == "rr" else pk1 - pk0)
+    return summarise(driver, units, i0, i1, hists)
+
+
+def summarise(driver: str, units, i0, i1, hists) -> dict:
+    """One run's record: the window's IPIs by sender, receiver and cause."""
     if units <= 0:
         raise VmTestError(f"{driver}: no traffic in the window")
     rcpu = rx_cpus(i0["irq"], i1["irq"])
@@ -264,8 +303,15 @@ def med(runs: list[dict], key, k) -> float:
 
 
 def report(runs: dict[str, list[dict]], unit: str, top: int) -> str:
-    drivers = [d for d in ("stock", "ours") if runs.get(d)]
+    drivers = [d for d in runs if runs[d]]
+    # x = ours / stock when both ran
+    ratio = ("stock" in drivers and "ours" in drivers
+             and (drivers.index("stock"), drivers.index("ours")))
+    width = max([9] + [len(d) + 1 for d in drivers])
     out = []
+
+    def x_of(vals) -> str:
+        return f"{vals[ratio[1]] / vals[ratio[0]]:9.2f}" if ratio and vals[ratio[0]] else ""
 
     def table(title, key):
         keys: Counter = Counter()
@@ -273,16 +319,15 @@ def report(runs: dict[str, list[dict]], unit: str, top: int) -> str:
             for r in runs[d]:
                 keys.update(per_unit(r, key))
         out.append(f"\n{title} per {unit} (median of runs)")
-        out.append(f"  {'':58s}" + "".join(f"{d:>9s}" for d in drivers)
-                   + ("        x" if len(drivers) == 2 else ""))
+        out.append(f"  {'':58s}" + "".join(f"{d:>{width}s}" for d in drivers)
+                   + ("        x" if ratio else ""))
         for k, _ in keys.most_common(top):
             vals = [med(runs[d], key, k) for d in drivers]
-            x = f"{vals[1] / vals[0]:9.2f}" if len(vals) == 2 and vals[0] else ""
-            out.append(f"  {str(k)[:58]:58s}" + "".join(f"{v:9.4f}" for v in vals) + x)
+            out.append(f"  {str(k)[:58]:58s}" + "".join(f"{v:{width}.4f}" for v in vals)
+                       + x_of(vals))
         tot = [statistics.median(sum(per_unit(r, key).values()) for r in runs[d])
                for d in drivers]
-        x = f"{tot[1] / tot[0]:9.2f}" if len(tot) == 2 and tot[0] else ""
-        out.append(f"  {'all':58s}" + "".join(f"{v:9.4f}" for v in tot) + x)
+        out.append(f"  {'all':58s}" + "".join(f"{v:{width}.4f}" for v in tot) + x_of(tot))
 
     table("IPIs by cause", lambda r: r["cause"])
     table("IPIs by cause and path (rx = a CPU taking NIC receive interrupts)",
@@ -299,9 +344,15 @@ def report(runs: dict[str, list[dict]], unit: str, top: int) -> str:
     return "\n".join(out)
 
 
+def unit_of(cfg: dict) -> str:
+    if cfg.get("cell"):
+        return "packet" if M.CELLS[cfg["cell"]].kind == "stream" else "answer"
+    return "transaction" if B.WORKLOADS[cfg["workload"]].kind == "rr" else "packet"
+
+
 def header(cfg: dict) -> str:
     ncpu, nq = B.topo_parse(B.topo_key(cfg["topology"]))
-    return (f"{cfg['workload']} on {ncpu} vCPUs, {nq} queue pairs, kernel {cfg['kernel']}"
+    return (f"{cfg.get('cell') or cfg['workload']} on {ncpu} vCPUs, {nq} queue pairs, kernel {cfg['kernel']}"
             + (f", ours with ethtool -C {cfg['ours_coalesce']}" if cfg.get("ours_coalesce")
                else ""))
 
@@ -313,9 +364,11 @@ def main() -> int:
     ap.add_argument("--module", help="our virtio_net.ko (default build/<kernel>/virtio_net.ko)")
     ap.add_argument("--topology", default="4:2", help="VCPUS:PAIRS or N (default 4:2)")
     ap.add_argument("--workload", default="rr16", help="a workload of bench/bench.py")
+    ap.add_argument("--cell", help="a cell of the traffic matrix instead (bench/matrix.py --list)")
     ap.add_argument("--runs", type=int, default=3, help="boots per driver (default 3)")
     ap.add_argument("--seconds", type=int, default=8, help="traced window (default 8)")
-    ap.add_argument("--drivers", default="stock,ours")
+    ap.add_argument("--drivers", default="stock,ours",
+                    help="stock, ours or both; with --cell any of the matrix's comparators")
     ap.add_argument("--ours-coalesce", default="", metavar="'NAME VALUE ...'",
                     help="ethtool -C settings for ours after each boot")
     ap.add_argument("--top", type=int, default=12, help="rows per table (default 12)")
@@ -330,19 +383,20 @@ def main() -> int:
                 for row in r["rows"]:
                     row["cause"] = cause_of(row["stack"])
         cfg = saved["config"]
-        w = B.WORKLOADS[cfg["workload"]]
-        print(header(cfg) + report(saved["runs"], "transaction" if w.kind == "rr" else "packet",
-                                   args.top))
+        print(header(cfg) + report(saved["runs"], unit_of(cfg), args.top))
         return 0
     root = REPO_ROOT
     args.module = args.module or str(root / "build" / args.kernel / "virtio_net.ko")
+    if args.cell and args.cell not in M.CELLS:
+        ap.error(f"unknown cell {args.cell!r} (bench/matrix.py --list)")
     if args.workload not in B.WORKLOADS:
         ap.error(f"unknown workload {args.workload!r}; known: {', '.join(B.WORKLOADS)}")
     w = B.WORKLOADS[args.workload]
     ncpu, nq = B.topo_parse(B.topo_key(args.topology))
     drivers = [d.strip() for d in args.drivers.split(",") if d.strip()]
-    if not drivers or set(drivers) - {"stock", "ours"}:
-        ap.error("--drivers: stock, ours or both")
+    known = {v.name for v in M.variants()} if args.cell else {"stock", "ours"}
+    if not drivers or set(drivers) - known:
+        ap.error(f"--drivers: some of {', '.join(sorted(known))}")
     if "ours" in drivers and not Path(args.module).is_file():
         ap.error(f"no module at {args.module} (tests/build-matrix.sh {args.kernel})")
     outdir = Path(args.out or root / "build" / "ipi" / dt.datetime.now().strftime("%Y%m%d-%H%M%S"))
@@ -358,8 +412,7 @@ def main() -> int:
                   f"({time.monotonic() - t:.0f}s)", file=sys.stderr)
             (outdir / "results.json").write_text(json.dumps(
                 {"argv": sys.argv, "config": vars(args), "runs": runs}, indent=1))
-    unit = "transaction" if w.kind == "rr" else "packet"
-    text = header(vars(args)) + report(runs, unit, args.top)
+    text = header(vars(args)) + report(runs, unit_of(vars(args)), args.top)
     (outdir / "report.txt").write_text(text + "\n")
     print(text)
     print(f"\n[ipi-sources] {outdir}", file=sys.stderr)

@@ -8,7 +8,7 @@ look at something over a span, stop the load, keep the records.
     for rep, vname in probe.boots(a):
         with probe.booted(a, vname, "tag") as g:
             for cname in a.cells.split(","):
-                with probe.load(g, cname, a) as client:
+                with probe.load(g, cname, probe.ncpu(a)) as client:
                     ...                     # measure over a.seconds
                 res.append(...)
         probe.save(a.out / "name.json", res)
@@ -76,7 +76,7 @@ def booted(a, vname: str, tag: str, cmdline: str = "", servers: bool = True,
 
 
 @contextlib.contextmanager
-def load(g, cname: str, a, ramp: float = 1.0):
+def load(g, cname: str, ncpu: int, ramp: float = 1.0):
     """Cell cname's load, running and past its ramp: the vnet-load client
     (its latency window just reset) for request/response and open-loop
     cells, None for streams (iperf3 in the guest)."""
@@ -84,11 +84,11 @@ def load(g, cname: str, a, ramp: float = 1.0):
     client = None
     if cell.kind == "stream":
         w = cell.workload()
-        B.start_servers(g, w, ncpu(a))
+        B.start_servers(g, w, ncpu)
         g.run("rm -f /tmp/bench-w*", timeout=30, quiet=True)
-        g.run_bg(B.load_script(g, w, 3600, ncpu(a)))
+        g.run_bg(B.load_script(g, w, 3600, ncpu))
     else:
-        client = M.LoadClient(g, cell, ncpu(a))
+        client = M.LoadClient(g, cell, ncpu)
     try:
         time.sleep(ramp)
         if client:

@@ -56,7 +56,7 @@ def main() -> None:
         g.put_file(SAMPLER.encode(), "/tmp/sampler.sh", 0o755)
         for cname in a.cells.split(","):
             out = f"/tmp/samples-{cname}"
-            with probe.load(g, cname, a, ramp=0.0) as client:
+            with probe.load(g, cname, probe.ncpu(a), ramp=0.0) as client:
                 c0 = counters(g)
                 g.run_ok(f"IF={ifn} setsid sh /tmp/sampler.sh > {out} 2>&1 & echo started")
                 time.sleep(a.seconds)

@@ -42,7 +42,7 @@ def main() -> None:
     for _rep, vname in probe.boots(a):
         with probe.booted(a, vname, "kick-causes", servers=False) as g:
             for cname in a.cells.split(","):
-                with probe.load(g, cname, a, ramp=2.0):
+                with probe.load(g, cname, probe.ncpu(a), ramp=2.0):
                     s0, t0 = sq_stats(g), B.tap_counters(g.proc.pid, g.nics[0].tap)
                     time.sleep(a.seconds)
                     s1, t1 = sq_stats(g), B.tap_counters(g.proc.pid, g.nics[0].tap)

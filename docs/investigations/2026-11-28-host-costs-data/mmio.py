@@ -42,7 +42,7 @@ def main() -> None:
     for _rep, vname in probe.boots(a):
         with probe.booted(a, vname, "mmio") as g:
             for cname in a.cells.split(","):
-                with probe.load(g, cname, a) as client:
+                with probe.load(g, cname, probe.ncpu(a)) as client:
                     off = g.trace_offset()
                     time.sleep(a.seconds)
                     lat = client.window()

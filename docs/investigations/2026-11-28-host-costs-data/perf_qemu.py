@@ -29,7 +29,7 @@ def main() -> None:
         with probe.booted(a, vname, "perf") as g:
             for cname in a.cells.split(","):
                 data = a.out / f"{rep}-{vname}-{cname}.perf.data"
-                with probe.load(g, cname, a) as client:
+                with probe.load(g, cname, probe.ncpu(a)) as client:
                     subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000",
                                     "-o", str(data), "-p", str(g.proc.pid), "--",
                                     "sleep", str(a.seconds)], check=True, stdout=subprocess.DEVNULL)

@@ -63,7 +63,7 @@ def main() -> None:
     for rep, vname in probe.boots(a):
         with probe.booted(a, vname, "thr") as g:
             for cname in a.cells.split(","):
-                with probe.load(g, cname, a) as client:
+                with probe.load(g, cname, probe.ncpu(a)) as client:
                     j0 = jit_stats(g)
                     th0, c0, w0 = threads(g.proc.pid), proc_run(client.proc.pid), time.monotonic()
                     time.sleep(a.seconds)

@@ -41,7 +41,7 @@ def main() -> None:
         for rep, vname in probe.boots(a):
             with probe.booted(a, vname, "zero", cmdline=cmdline) as g:
                 for cname in a.cells.split(","):
-                    with probe.load(g, cname, a) as client:
+                    with probe.load(g, cname, probe.ncpu(a)) as client:
                         v0, t0 = vmstat(g), B.tap_counters(g.proc.pid, g.nics[0].tap)
                         time.sleep(a.seconds)
                         v1, t1 = vmstat(g), B.tap_counters(g.proc.pid, g.nics[0].tap)
