@@ -79,6 +79,8 @@ struct vnet_rq_stats {
 	u64_stats_t drop_bad_hdr;
 	u64_stats_t drop_nomem;
 	u64_stats_t refill_nomem;
+	/* polls that found every posted buffer used: none left for the device */
+	u64_stats_t ring_empty;
 	/* AF_XDP zero-copy (xsk.c) */
 	u64_stats_t xsk_packets;
 	u64_stats_t xsk_bytes;
@@ -124,6 +126,8 @@ struct failover;
 
 struct vnet_rq {
 	struct virtqueue *vq;
+	/* The ring's size, set with each new virtqueue (vnet_rx_setup()). */
+	unsigned int ring;
 	struct napi_struct napi;
 	struct vnet_qp *qp;
 
@@ -174,6 +178,8 @@ struct vnet_rq {
 
 struct vnet_sq {
 	struct virtqueue *vq;
+	/* The ring's size, set with each new virtqueue (vnet_tx_setup()). */
+	unsigned int ring;
 	struct napi_struct napi;
 	struct vnet_qp *qp;
 	bool use_napi;
@@ -532,18 +538,34 @@ void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c);
 void vnet_tx_flush_timer(struct vnet_sq *sq, u64 due);
 void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now);
 void vnet_tx_poll_flush(struct vnet_sq *sq);
-void vnet_tx_flush_wanted(struct vnet_sq *sq);
 void vnet_tx_reclaim_timer(struct vnet_sq *sq);
-void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now);
+void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next);
 void vnet_tx_recover(struct vnet_sq *sq);
 void vnet_tx_resumed(struct vnet_sq *sq, struct netdev_queue *txq);
 void vnet_tx_xdp_reclaim(struct vnet_sq *sq, unsigned int n, u64 now);
 void vnet_tx_xdp_sent(struct vnet_sq *sq, u64 now);
 void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq);
-void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now);
+void vnet_tx_reclaim_deadline(struct vnet_sq *sq);
 void vnet_tx_timer_stopped(struct vnet_sq *sq);
 void vnet_tx_reset_bql(struct vnet_sq *sq);
-unsigned int vnet_sq_in_use(const struct vnet_sq *sq);
+
+/* Descriptors the device holds (sent, not yet reclaimed). */
+static inline unsigned int vnet_sq_in_use(const struct vnet_sq *sq)
+{
+	return sq->ring - sq->vq->num_free;
+}
+
+/*
+ * The flush timer found the lock taken by us: do its work before the
+ * lock goes.  Every holder of the TX queue lock in this driver calls this
+ * last thing.
+ */
+static inline void vnet_tx_flush_wanted(struct vnet_sq *sq)
+{
+	/* The flag, then the due time it was published with. */
+	if (unlikely(smp_load_acquire(&sq->flush_wanted)))
+		vnet_tx_flush_timer(sq, READ_ONCE(sq->flush_limit));
+}
 
 /* napi.c */
 void vnet_rx_done(struct virtqueue *vq);
@@ -558,7 +580,9 @@ void vnet_thr_init(struct vnet *vi);
 void vnet_thr_start(struct vnet *vi);
 void vnet_thr_stop(struct vnet *vi);
 void vnet_thr_window_end(struct vnet *vi, u64 now);
-void vnet_thr_counters(struct vnet *vi, u64 *trials, u64 *switches);
+/* trials, switches, livelock windows: the device's auto_threaded counters */
+#define VNET_THR_COUNTERS	3
+void vnet_thr_counters(struct vnet *vi, u64 *data);
 
 /* A receive poll ended at @now: close the device's window if it is due. */
 static inline void vnet_thr_poll(struct vnet *vi, u64 now)

@@ -109,6 +109,15 @@ static void thr_run_init(struct thr_run *r)
 	r->t = MS(1000);
 }
 
+/* A trial kept at twice the candidates' rate: threaded mode, hold 4 s. */
+static void thr_run_kept(struct kunit *test, struct thr_run *r)
+{
+	thr_run_init(r);
+	feed(r, 3, VNET_THR_CANDIDATE, 1000);
+	feed(r, 4, VNET_THR_BUSY, 2000);
+	KUNIT_ASSERT_EQ(test, r->s.phase, VNET_THR_THREADED);
+}
+
 static void thr_trial_kept(struct kunit *test)
 {
 	struct thr_run r;
@@ -124,6 +133,8 @@ static void thr_trial_kept(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r.s.phase, VNET_THR_TRY_THREADED);
 	KUNIT_EXPECT_TRUE(test, vnet_thr_on(&r.s));
 	KUNIT_EXPECT_EQ(test, r.s.ref, 1000ULL);
+	/* every candidate window counted, the busy and empty ones not */
+	KUNIT_EXPECT_EQ(test, r.s.livelock_windows, 5ULL);
 	/* the settling window does not count; three measured at 1.8x */
 	KUNIT_EXPECT_EQ(test, feed(&r, 1, VNET_THR_BUSY, 100), 0U);
 	KUNIT_EXPECT_EQ(test, feed(&r, 3, VNET_THR_BUSY, 1800), 0U);
@@ -132,8 +143,14 @@ static void thr_trial_kept(struct kunit *test)
 	/* kept through busy windows until the hold ends: a softirq trial */
 	KUNIT_EXPECT_EQ(test, feed(&r, 39, VNET_THR_BUSY, 1800), 0U);
 	KUNIT_EXPECT_EQ(test, r.s.phase, VNET_THR_THREADED);
+	/* first threaded mode's rate of now, still threaded */
+	KUNIT_EXPECT_EQ(test, feed(&r, 1, VNET_THR_BUSY, 1800), 0U);
+	KUNIT_EXPECT_EQ(test, r.s.phase, VNET_THR_REF_THREADED);
+	KUNIT_EXPECT_TRUE(test, vnet_thr_on(&r.s));
+	KUNIT_EXPECT_EQ(test, feed(&r, 2, VNET_THR_BUSY, 1800), 0U);
 	KUNIT_EXPECT_EQ(test, feed(&r, 1, VNET_THR_BUSY, 1800), 1U);
 	KUNIT_EXPECT_EQ(test, r.s.phase, VNET_THR_TRY_SOFTIRQ);
+	KUNIT_EXPECT_EQ(test, r.s.ref, 1800ULL);
 	/* softirq is slower again: threaded back, hold doubled */
 	KUNIT_EXPECT_EQ(test, feed(&r, 4, VNET_THR_CANDIDATE, 1000), 1U);
 	KUNIT_EXPECT_EQ(test, r.s.phase, VNET_THR_THREADED);
@@ -179,13 +196,10 @@ static void thr_softirq_trial_wins(struct kunit *test)
 {
 	struct thr_run r;
 
-	thr_run_init(&r);
-	feed(&r, 3, VNET_THR_CANDIDATE, 1000);
-	feed(&r, 4, VNET_THR_BUSY, 2000);
-	KUNIT_ASSERT_EQ(test, r.s.phase, VNET_THR_THREADED);
+	thr_run_kept(test, &r);
 	/* the load changes while threaded: the comparison follows it */
 	feed(&r, 39, VNET_THR_BUSY, 1000);
-	KUNIT_EXPECT_EQ(test, feed(&r, 1, VNET_THR_BUSY, 1000), 1U);
+	KUNIT_EXPECT_EQ(test, feed(&r, 4, VNET_THR_BUSY, 1000), 1U);
 	KUNIT_EXPECT_EQ(test, r.s.phase, VNET_THR_TRY_SOFTIRQ);
 	/* softirq mode not quite as good: threaded again, hold doubled */
 	KUNIT_EXPECT_EQ(test, feed(&r, 4, VNET_THR_CANDIDATE, 990), 1U);
@@ -193,12 +207,32 @@ static void thr_softirq_trial_wins(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r.s.hold_ms, 8000U);
 	/* next time softirq mode does better: it stays */
 	feed(&r, 79, VNET_THR_BUSY, 1000);
-	KUNIT_EXPECT_EQ(test, feed(&r, 1, VNET_THR_BUSY, 1000), 1U);
+	KUNIT_EXPECT_EQ(test, feed(&r, 4, VNET_THR_BUSY, 1000), 1U);
 	KUNIT_EXPECT_EQ(test, feed(&r, 4, VNET_THR_CANDIDATE, 1010), 0U);
 	KUNIT_EXPECT_EQ(test, r.s.phase, VNET_THR_SOFTIRQ);
 	/* and the next trial of threaded mode waits the shortest backoff */
 	KUNIT_EXPECT_EQ(test, feed(&r, 19, VNET_THR_CANDIDATE, 1010), 0U);
 	KUNIT_EXPECT_EQ(test, feed(&r, 3, VNET_THR_CANDIDATE, 1010), 1U);
+}
+
+/*
+ * A flood kept threaded mode; just before the hold ends it gives way to
+ * one closed-loop flow, which softirq mode serves better: the trial must
+ * compare with threaded mode's rate on the loop, not on the flood.
+ */
+static void thr_softirq_trial_after_change(struct kunit *test)
+{
+	struct thr_run r;
+
+	thr_run_kept(test, &r);
+	feed(&r, 38, VNET_THR_BUSY, 2000);
+	/* the loop, threaded; the hold ends in its second window */
+	KUNIT_EXPECT_EQ(test, feed(&r, 5, VNET_THR_BUSY, 300), 1U);
+	KUNIT_EXPECT_EQ(test, r.s.phase, VNET_THR_TRY_SOFTIRQ);
+	KUNIT_EXPECT_EQ(test, r.s.ref, 300ULL);
+	/* softirq mode serves the loop better than threaded: it stays */
+	KUNIT_EXPECT_EQ(test, feed(&r, 4, VNET_THR_BUSY, 400), 0U);
+	KUNIT_EXPECT_EQ(test, r.s.phase, VNET_THR_SOFTIRQ);
 }
 
 static struct kunit_case thr_cases[] = {
@@ -207,6 +241,7 @@ static struct kunit_case thr_cases[] = {
 	KUNIT_CASE(thr_trial_kept),
 	KUNIT_CASE(thr_trial_fails),
 	KUNIT_CASE(thr_softirq_trial_wins),
+	KUNIT_CASE(thr_softirq_trial_after_change),
 	{}
 };
 

@@ -266,7 +266,7 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 		 * for, as a completed poll would (a stopped queue otherwise
 		 * keeps neither interrupt nor deadline, and nothing wakes it).
 		 */
-		vnet_tx_rearm(sq, next, now);
+		vnet_tx_rearm(sq, next);
 		vnet_tx_flush_wanted(sq);
 		__netif_tx_unlock(txq);
 		return 0;
@@ -277,7 +277,7 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	if (!done)
 		virtqueue_disable_cb(sq->vq);
 	else if (next == VNET_RECLAIM_DEADLINE && !sq->reclaim.deadline_armed)
-		vnet_tx_reclaim_deadline(sq, now);
+		vnet_tx_reclaim_deadline(sq);
 	vnet_tx_flush_wanted(sq);
 	__netif_tx_unlock(txq);
 

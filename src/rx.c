@@ -486,7 +486,6 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 {
 	struct vnet *vi = rq->qp->vi;
 	unsigned int truesize = vnet_rx_ctx_truesize(ctx);
-	unsigned int ring = virtqueue_get_vring_size(rq->vq);
 	struct page *page = virt_to_head_page(buf);
 	unsigned int left, copy, dlen;
 	struct sk_buff *skb, *curr;
@@ -500,7 +499,7 @@ static struct sk_buff *vnet_rx_mergeable(struct vnet_rq *rq, void *buf,
 	}
 	memcpy(hdr, buf, vi->hdr_len);
 	left = virtio16_to_cpu(vi->vdev, hdr->mrg.num_buffers);
-	if (vnet_rx_check_num_buffers(left, ring)) {
+	if (vnet_rx_check_num_buffers(left, rq->ring)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad num_buffers",
 			    left);
 		vnet_rx_put_page(rq, page, true);
@@ -707,8 +706,9 @@ void vnet_rx_deliver(struct vnet_rq *rq, struct sk_buff *skb,
 void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 {
 	u64 bytes = 0, before, dropped_before, dropped;
-	unsigned int len, ring, small = 0, free_before = rq->vq->num_free;
+	unsigned int len, small = 0, free_before = rq->vq->num_free;
 	int received = 0, budget = p->budget;
+	bool empty;
 	struct xsk_buff_pool *pool = READ_ONCE(rq->xsk_pool);
 	void *buf, *ctx;
 
@@ -732,9 +732,10 @@ void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 	if (rq->xdp_pending)
 		vnet_xdp_rx_end(rq);
 	p->descs = rq->vq->num_free - free_before;
+	/* Every buffer posted is used: the device has none for what comes. */
+	empty = rq->vq->num_free == rq->ring;
 
-	ring = virtqueue_get_vring_size(rq->vq);
-	if (vnet_rx_refill_due(rq->vq->num_free, ring, budget,
+	if (vnet_rx_refill_due(rq->vq->num_free, rq->ring, budget,
 			       rq->min_posted) &&
 	    !vnet_rx_fill(rq, GFP_ATOMIC))
 		vnet_rx_schedule_refill(rq->qp->vi);
@@ -747,6 +748,8 @@ void vnet_rx_receive(struct vnet_rq *rq, struct vnet_rx_poll *p)
 	u64_stats_add(&rq->stats.packets, received - dropped);
 	u64_stats_add(&rq->stats.bytes, bytes);
 	u64_stats_add(&rq->stats.drops, dropped);
+	if (empty)
+		u64_stats_inc(&rq->stats.ring_empty);
 	u64_stats_update_end(&rq->stats.syncp);
 	p->work = received;
 	p->bytes = bytes;
@@ -817,9 +820,9 @@ void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq)
 	unsigned int frame = vnet_max_rx_frame(vi->guest_gso,
 					       vi->dev->max_mtu);
 
+	rq->ring = virtqueue_get_vring_size(rq->vq);
 	ewma_vnet_pkt_len_init(&rq->avg_len);
-	rq->mrg_min_len = vnet_mrg_min_len(vi->hdr_len, frame,
-					   virtqueue_get_vring_size(rq->vq));
+	rq->mrg_min_len = vnet_mrg_min_len(vi->hdr_len, frame, rq->ring);
 	/*
 	 * Mergeable buffers are sized from the average frame, never below
 	 * the minimum; the smallest one is the minimum with XDP's rooms.
@@ -832,5 +835,5 @@ void vnet_rx_setup(struct vnet *vi, struct vnet_rq *rq)
 						    PAGE_SIZE - XDP_PACKET_HEADROOM -
 						    VNET_XDP_TAILROOM,
 						    L1_CACHE_BYTES));
-	rq->mod_cfg.ring = virtqueue_get_vring_size(rq->vq);
+	rq->mod_cfg.ring = rq->ring;
 }

@@ -109,6 +109,7 @@ static const struct vnet_stat_desc vnet_rq_descs[] = {
 	VNET_RQ_STAT("drops_bad_header", drop_bad_hdr),
 	VNET_RQ_STAT("drops_no_memory", drop_nomem),
 	VNET_RQ_STAT("refill_no_memory", refill_nomem),
+	VNET_RQ_STAT("polls_ring_empty", ring_empty),
 #if VNET_CAN_XSK
 	VNET_RQ_STAT("xsk_packets", xsk_packets),
 	VNET_RQ_STAT("xsk_bytes", xsk_bytes),
@@ -189,7 +190,7 @@ static unsigned int vnet_sq_count(const struct vnet *vi)
 
 /* Ours of the whole device: auto_threaded (threaded.c). */
 static const char * const vnet_thr_names[] = {
-	"threaded_trials", "threaded_switches",
+	"threaded_trials", "threaded_switches", "threaded_livelock_windows",
 };
 
 /* Device-level names after the totals: the control queue's, ours. */
@@ -403,7 +404,8 @@ void vnet_stats_values(struct vnet *vi, u64 *data)
 	vnet_dev_stats_put(vi, VNET_DS_KIND_CTRL, true,
 			   hw ? hw[2 * vi->curr_pairs].v : NULL, &data);
 	vnet_dev_stats_own_values(vi, &data);
-	vnet_thr_counters(vi, &data[0], &data[1]);
+	BUILD_BUG_ON(ARRAY_SIZE(vnet_thr_names) != VNET_THR_COUNTERS);
+	vnet_thr_counters(vi, data);
 	data += ARRAY_SIZE(vnet_thr_names);
 	per_queue = data;
 	for (q = 0; q < vi->curr_pairs; q++) {

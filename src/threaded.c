@@ -94,11 +94,13 @@ out:
 	spin_unlock(&vi->thr.lock);
 }
 
-void vnet_thr_counters(struct vnet *vi, u64 *trials, u64 *switches)
+/* The device counters, in ethtool -S order (stats.c's vnet_thr_names). */
+void vnet_thr_counters(struct vnet *vi, u64 *data)
 {
 	spin_lock_bh(&vi->thr.lock);
-	*trials = vi->thr.st.trials;
-	*switches = vi->thr.st.switches;
+	data[0] = vi->thr.st.trials;
+	data[1] = vi->thr.st.switches;
+	data[2] = vi->thr.st.livelock_windows;
 	spin_unlock_bh(&vi->thr.lock);
 }
 

@@ -42,12 +42,6 @@ static struct virtio_net_hdr_mrg_rxbuf *vnet_skb_hdr(struct sk_buff *skb)
 	return (struct virtio_net_hdr_mrg_rxbuf *)skb->cb;
 }
 
-/* Descriptors the device holds (sent, not yet reclaimed). */
-unsigned int vnet_sq_in_use(const struct vnet_sq *sq)
-{
-	return virtqueue_get_vring_size(sq->vq) - sq->vq->num_free;
-}
-
 /*
  * An AF_XDP socket in copy mode sends its frames as skbs: each returns to
  * the socket when its skb is freed, so it waits for the reclaim
@@ -376,29 +370,18 @@ void vnet_tx_flush_timer(struct vnet_sq *sq, u64 due)
 }
 
 /*
- * The flush timer found the lock taken by us: do its work before the
- * lock goes.  Every holder of the TX queue lock in this driver calls this
- * last thing.
- */
-void vnet_tx_flush_wanted(struct vnet_sq *sq)
-{
-	/* The flag, then the due time it was published with. */
-	if (unlikely(smp_load_acquire(&sq->flush_wanted)))
-		vnet_tx_flush_timer(sq, READ_ONCE(sq->flush_limit));
-}
-
-/*
  * Make sure the reclaim deadline is pending.  It is a coarse user of the
  * pair's timer (see timer.h): it expires on a tick, costing no timer
  * exit of its own while the CPU is busy.
  */
-void vnet_tx_reclaim_deadline(struct vnet_sq *sq, u64 now)
+void vnet_tx_reclaim_deadline(struct vnet_sq *sq)
 {
 	u64 due = vnet_reclaim_deadline(&sq->reclaim_cfg, &sq->reclaim);
 
+	/* A due time already past expires on the next tick. */
 	sq->reclaim.deadline_armed =
-		vnet_qp_timer_request(&sq->qp->timer, VNET_TIMER_TX_RECLAIM,
-				      due > now ? due - now : 0);
+		vnet_qp_timer_request_at(&sq->qp->timer, VNET_TIMER_TX_RECLAIM,
+					 due, due);
 }
 
 /*
@@ -440,7 +423,7 @@ void vnet_tx_wake_if_room(struct vnet_sq *sq, struct netdev_queue *txq)
  * Make sure what the reclaim policy asked for after a reclaim is pending:
  * the completion interrupt, or the deadline.
  */
-void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now)
+void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next)
 {
 	switch (next) {
 	case VNET_RECLAIM_IRQ:
@@ -448,7 +431,7 @@ void vnet_tx_rearm(struct vnet_sq *sq, enum vnet_reclaim_next next, u64 now)
 		break;
 	case VNET_RECLAIM_DEADLINE:
 		if (!sq->reclaim.deadline_armed)
-			vnet_tx_reclaim_deadline(sq, now);
+			vnet_tx_reclaim_deadline(sq);
 		break;
 	case VNET_RECLAIM_IDLE:
 		break;
@@ -473,8 +456,7 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq)
 	vnet_tx_rearm(sq, vnet_reclaim_after(&sq->reclaim_cfg, &sq->reclaim,
 					     vnet_sq_in_use(sq),
 					     netif_xmit_stopped(txq),
-					     sq->use_napi, now),
-		      now);
+					     sq->use_napi, now));
 	vnet_tx_flush_wanted(sq);
 }
 
@@ -513,16 +495,14 @@ void vnet_tx_recover(struct vnet_sq *sq)
 /* Derive the policies' views of the queue's coalescing settings. */
 static void vnet_tx_apply_coal(struct vnet_sq *sq)
 {
-	unsigned int ring = virtqueue_get_vring_size(sq->vq);
-
-	sq->kick_cfg.frames = vnet_tx_frames(&sq->coal, ring);
+	sq->kick_cfg.frames = vnet_tx_frames(&sq->coal, sq->ring);
 	sq->kick_cfg.usecs = sq->coal.usecs;
 	sq->kick_cfg.adaptive = sq->coal.adaptive;
 	vnet_kick_init(&sq->kick, &sq->kick_cfg);
 	sq->pacing_shift = vnet_kick_pacing_shift(&sq->kick_cfg);
 	/* A conversation window (vnet_tx_tcp_read()) of at least one tick. */
 	sq->kick_conv_jiffies = usecs_to_jiffies(sq->coal.usecs) + 1;
-	sq->reclaim_cfg.frames = vnet_tx_irq_frames(&sq->coal, ring);
+	sq->reclaim_cfg.frames = vnet_tx_irq_frames(&sq->coal, sq->ring);
 	sq->reclaim_cfg.usecs = sq->coal.irq_usecs;
 	/* Delayed reclaim runs with completion interrupts off. */
 	if (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg))
@@ -534,6 +514,7 @@ static void vnet_tx_apply_coal(struct vnet_sq *sq)
 /* A new virtqueue (probe, restore, resize): fresh state, same settings. */
 void vnet_tx_setup(struct vnet_sq *sq)
 {
+	sq->ring = virtqueue_get_vring_size(sq->vq);
 	memset(&sq->reclaim, 0, sizeof(sq->reclaim));
 	sq->irq_seen = false;
 	vnet_tx_apply_coal(sq);
@@ -552,7 +533,7 @@ void vnet_tx_set_coal(struct vnet_sq *sq, const struct vnet_tx_coal *c)
 	vnet_tx_apply_coal(sq);
 	if (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg) &&
 	    vnet_sq_in_use(sq) && !sq->reclaim.deadline_armed)
-		vnet_tx_reclaim_deadline(sq, vnet_now());
+		vnet_tx_reclaim_deadline(sq);
 }
 
 static int vnet_tx_map(struct vnet_sq *sq, struct sk_buff *skb)
@@ -622,7 +603,7 @@ static void vnet_tx_burst_end(struct vnet_sq *sq, u64 now)
 		vnet_tx_stock_burst_end(sq, now);
 		break;
 	case VNET_RECLAIM_DEADLINE:
-		vnet_tx_reclaim_deadline(sq, now);
+		vnet_tx_reclaim_deadline(sq);
 		break;
 	case VNET_RECLAIM_IDLE:
 		break;
@@ -694,7 +675,7 @@ void vnet_tx_xdp_sent(struct vnet_sq *sq, u64 now)
 	if (next == VNET_RECLAIM_IRQ)
 		vnet_tx_stock_burst_end(sq, now);
 	else
-		vnet_tx_rearm(sq, next, now);
+		vnet_tx_rearm(sq, next);
 }
 
 /* The ring or the byte queue limit stopped the queue. */

@@ -346,7 +346,7 @@ static bool vnet_xdp_mergeable(struct vnet_rq *rq, void *buf, void *ctx,
 	}
 	memcpy(hdr, buf, vi->hdr_len);
 	left = virtio16_to_cpu(vi->vdev, hdr->mrg.num_buffers);
-	if (vnet_rx_check_num_buffers(left, virtqueue_get_vring_size(rq->vq))) {
+	if (vnet_rx_check_num_buffers(left, rq->ring)) {
 		vnet_rx_bad(rq, &rq->stats.drop_bad_hdr, "bad num_buffers",
 			    left);
 		vnet_rx_put_page(rq, virt_to_head_page(buf), true);

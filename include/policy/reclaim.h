@@ -72,7 +72,15 @@ enum vnet_reclaim_next {
 	VNET_RECLAIM_DEADLINE,	/* arm the reclaim deadline (see _deadline()) */
 };
 
-bool vnet_reclaim_delayed(const struct vnet_reclaim_cfg *cfg);
+/*
+ * Delayed reclaim is on unless its time limit is zero (stock behaviour).
+ * Inline with vnet_reclaim_room(): both are asked on every packet.
+ */
+static inline bool vnet_reclaim_delayed(const struct vnet_reclaim_cfg *cfg)
+{
+	return cfg->usecs != 0;
+}
+
 bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
 				  bool answering, u32 unsent, u32 payload);
 bool vnet_reclaim_on_xmit(const struct vnet_reclaim_cfg *cfg,
@@ -93,6 +101,11 @@ enum vnet_reclaim_next vnet_reclaim_after(const struct vnet_reclaim_cfg *cfg,
 					  u64 now);
 u64 vnet_reclaim_deadline(const struct vnet_reclaim_cfg *cfg,
 			  const struct vnet_reclaim_state *s);
-bool vnet_reclaim_room(unsigned int num_free, unsigned int need);
+
+/* Whether @num_free descriptors leave room for a packet needing @need. */
+static inline bool vnet_reclaim_room(unsigned int num_free, unsigned int need)
+{
+	return num_free >= need;
+}
 
 #endif /* VNET_RECLAIM_POLICY_H */

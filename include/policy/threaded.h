@@ -34,9 +34,10 @@
  * softirq mode comes back and the next trial waits backoff (doubling from
  * backoff_min_ms to backoff_max_ms with each failed trial).
  * Threaded mode: off_windows calm windows in a row end it; otherwise
- * after a hold softirq mode is tried the same way, and stays only if it
- * did better than threaded mode lately; else threaded mode comes back,
- * with the next hold twice as long (hold_min_ms to hold_max_ms).  So a
+ * after a hold threaded mode's rate is measured over measure_windows
+ * windows and softirq mode is tried the same way, staying only if it did
+ * better than that; else threaded mode comes back, with the next hold
+ * twice as long (hold_min_ms to hold_max_ms).  So a
  * load that only looked like a livelock pays one trial per backoff, and
  * a real one a trial per hold.
  */
@@ -97,6 +98,7 @@ enum vnet_thr_phase {
 	VNET_THR_SOFTIRQ,
 	VNET_THR_TRY_THREADED,
 	VNET_THR_THREADED,
+	VNET_THR_REF_THREADED,	/* threaded, the rate a softirq trial must beat */
 	VNET_THR_TRY_SOFTIRQ,
 };
 
@@ -112,13 +114,15 @@ struct vnet_thr_state {
 	u64 not_before;	/* no trial of threaded mode before this */
 	u64 trials;
 	u64 switches;
+	u64 livelock_windows;	/* windows judged VNET_THR_CANDIDATE */
 };
 
 /* Threaded NAPI wanted in this phase? */
 static inline bool vnet_thr_on(const struct vnet_thr_state *s)
 {
 	return s->phase == VNET_THR_TRY_THREADED ||
-	       s->phase == VNET_THR_THREADED;
+	       s->phase == VNET_THR_THREADED ||
+	       s->phase == VNET_THR_REF_THREADED;
 }
 
 /* A window's verdict and rate at @now; true when vnet_thr_on() changed. */

@@ -6,12 +6,6 @@
 #include "policy/clock.h"
 #include "policy/reclaim.h"
 
-/* Delayed reclaim is on unless its time limit is zero (stock behaviour). */
-bool vnet_reclaim_delayed(const struct vnet_reclaim_cfg *cfg)
-{
-	return cfg->usecs != 0;
-}
-
 /*
  * Does a TCP segment give its socket its memory back when sent
  * (policy/reclaim.h)?  @answering: the socket is in a conversation;
@@ -110,10 +104,4 @@ u64 vnet_reclaim_deadline(const struct vnet_reclaim_cfg *cfg,
 			  const struct vnet_reclaim_state *s)
 {
 	return s->last_xmit_ns + (u64)cfg->usecs * NSEC_PER_USEC;
-}
-
-/* Whether @num_free descriptors leave room for a packet needing @need. */
-bool vnet_reclaim_room(unsigned int num_free, unsigned int need)
-{
-	return num_free >= need;
 }

@@ -88,6 +88,21 @@ static bool vnet_thr_better(const struct vnet_thr_cfg *cfg, u64 a, u64 b)
 	return a > b && a * 100 >= b * (100 + cfg->gain_pct);
 }
 
+/*
+ * One more window toward a trial's reference: once @count are in, their
+ * mean is the rate to beat and the trial (phase @trial) begins.
+ */
+static void vnet_thr_ref_window(struct vnet_thr_state *s, u64 rate, u8 count,
+				enum vnet_thr_phase trial, u64 now)
+{
+	s->acc += rate;
+	if (++s->n < count)
+		return;
+	s->ref = div_u64(s->acc, s->n);
+	s->trials++;
+	vnet_thr_enter(s, trial, now);
+}
+
 static void vnet_thr_softirq(struct vnet_thr_state *s, u64 now, u32 wait_ms)
 {
 	vnet_thr_enter(s, VNET_THR_SOFTIRQ, now);
@@ -100,6 +115,8 @@ bool vnet_thr_step(const struct vnet_thr_cfg *cfg, struct vnet_thr_state *s,
 	bool was = vnet_thr_on(s);
 	u64 r;
 
+	if (v == VNET_THR_CANDIDATE)
+		s->livelock_windows++;
 	switch (s->phase) {
 	case VNET_THR_SOFTIRQ:
 		if (v != VNET_THR_CANDIDATE || (s64)(now - s->not_before) < 0) {
@@ -109,19 +126,14 @@ bool vnet_thr_step(const struct vnet_thr_cfg *cfg, struct vnet_thr_state *s,
 			}
 			break;
 		}
-		s->acc += rate;
-		if (++s->n < cfg->on_windows)
-			break;
-		s->ref = div_u64(s->acc, s->n);
-		s->trials++;
-		vnet_thr_enter(s, VNET_THR_TRY_THREADED, now);
+		vnet_thr_ref_window(s, rate, cfg->on_windows,
+				    VNET_THR_TRY_THREADED, now);
 		break;
 	case VNET_THR_TRY_THREADED:
 		if (!vnet_thr_trial_window(cfg, s, rate))
 			break;
 		r = div_u64(s->acc, cfg->measure_windows);
 		if (vnet_thr_better(cfg, r, s->ref)) {
-			s->ref = r;
 			s->hold_ms = cfg->hold_min_ms;
 			s->backoff_ms = 0;
 			vnet_thr_enter(s, VNET_THR_THREADED, now);
@@ -139,14 +151,19 @@ bool vnet_thr_step(const struct vnet_thr_cfg *cfg, struct vnet_thr_state *s,
 		}
 		if (v != VNET_THR_CALM && v != VNET_THR_NONE)
 			s->n = 0;
-		/* What threaded mode does now, for the next softirq trial. */
-		if (v != VNET_THR_NONE)
-			s->ref = s->ref - s->ref / 4 + rate / 4;
 		if (vnet_ns_since(now, s->since) >=
-		    (u64)s->hold_ms * NSEC_PER_MSEC) {
-			s->trials++;
-			vnet_thr_enter(s, VNET_THR_TRY_SOFTIRQ, now);
-		}
+		    (u64)s->hold_ms * NSEC_PER_MSEC)
+			vnet_thr_enter(s, VNET_THR_REF_THREADED, now);
+		break;
+	case VNET_THR_REF_THREADED:
+		/*
+		 * What threaded mode does on the traffic of now, not on the
+		 * traffic it was kept for: a flood that gave way to a closed
+		 * loop would otherwise hold threaded mode on a rate the loop
+		 * never reaches in either mode.
+		 */
+		vnet_thr_ref_window(s, rate, cfg->measure_windows,
+				    VNET_THR_TRY_SOFTIRQ, now);
 		break;
 	case VNET_THR_TRY_SOFTIRQ:
 		if (!vnet_thr_trial_window(cfg, s, rate))

@@ -22,7 +22,7 @@
  *
  *   insmod vnet_fault.ko func=vnet_vqs_init times=1 error=-12
  *   insmod vnet_fault.ko func=vnet_rx_fill caller=vnet_refill_work delay_ms=500
- *   insmod vnet_fault.ko func=vnet_qp_timer_request arg=1 arg_value=1 error=0
+ *   insmod vnet_fault.ko func=vnet_qp_timer_request_at arg=1 arg_value=1 error=0
  *   cat /sys/module/vnet_fault/parameters/injected
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
