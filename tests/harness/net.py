@@ -317,11 +317,13 @@ def host_sockperf_server(g: Guest, port: int = SOCKPERF_PORT, tcp: bool = False,
 
 SOCKPERF_LAT = re.compile(r"Summary: Latency is ([\d.]+) usec")
 SOCKPERF_PCT = re.compile(r"percentile ([\d.]+)\s*=\s*([\d.]+)")
+SOCKPERF_TOTAL = re.compile(r"\[Total Run\].*SentMessages=(\d+); ReceivedMessages=(\d+)")
 
 
 def sockperf_pingpong(g: Guest, seconds: int = 3, nic: int = 0, tcp: bool = False,
                       msg_size: int = 64, port: int = SOCKPERF_PORT, cpu: int | None = None) -> dict:
-    """Guest-side sockperf ping-pong against the namespace: {'avg_us', 'p50_us', 'p99_us'...}.
+    """Guest-side sockperf ping-pong against the namespace: {'avg_us', 'p50_us', 'p99_us'...,
+    'sent', 'received'} (messages of the whole run, warm-up included).
     Latency is half the round trip, as sockperf reports it."""
     host_sockperf_server(g, port, tcp, nic)
     c = (f"sockperf ping-pong -i {g.nics[nic].host_ip} -p {port} -t {seconds} -m {msg_size}"
@@ -333,6 +335,9 @@ def sockperf_pingpong(g: Guest, seconds: int = 3, nic: int = 0, tcp: bool = Fals
     if r.rc != 0 or not m:
         raise CheckFailed(f"sockperf ping-pong failed (rc={r.rc}):\n{r.out[-1500:]}{r.err[-800:]}")
     res = {"avg_us": float(m.group(1))}
+    tm = SOCKPERF_TOTAL.search(r.out + r.err)
+    if tm:
+        res["sent"], res["received"] = int(tm.group(1)), int(tm.group(2))
     for pm in SOCKPERF_PCT.finditer(r.out):
         res[f"p{float(pm.group(1)):g}_us"] = float(pm.group(2))
     return res

@@ -155,7 +155,12 @@ def traffic(g, nics: int, seconds: int = 3) -> None:
     """Flows on every queue: one pinned client per CPU, NIC and direction,
     each paced (-b) so that the guest keeps CPU time for the test agent on
     a busy host; every queue still sees thousands of packets.  Both
-    directions of a NIC run at once (a server port each)."""
+    directions of a NIC run at once (a server port each).  A CPU whose
+    transmit steering lists two queues (8 pairs on 4 CPUs) sends each
+    connection on one of them by its hash, and the host answers on the
+    queue the guest sent on: with two connections per client one of CPU
+    3's queues once saw no traffic (affinity.8pairs, CI 2026-11-28); four
+    make that less likely (how much was not measured)."""
     ncpu = len(cpulist(g.run_ok("cat /sys/devices/system/cpu/online")))
     ports = {(d, cpu): net.IPERF_PORT + 10 + i * ncpu + cpu
              for i, d in enumerate(("tx", "rx")) for cpu in range(ncpu)}
@@ -163,7 +168,7 @@ def traffic(g, nics: int, seconds: int = 3) -> None:
         net.host_iperf_server(g, port)
     for nic in range(nics):
         bgs = [g.run_bg(net.iperf_cmd(g.nics[nic].host_ip, d, seconds=seconds,
-                                      port=port, cpu=cpu, extra="-P 2 -b 20M"))
+                                      port=port, cpu=cpu, extra="-P 4 -b 10M"))
                for (d, cpu), port in ports.items()]
         for bg in bgs:
             bg.result(timeout=seconds + 60)

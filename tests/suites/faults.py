@@ -654,6 +654,7 @@ def t_small_rx_ring(ctx: Ctx):
         return
     ring0 = current_rings(g, ifn)
     g.run_ok(f"ethtool -G {ifn} rx 32", timeout=60)
+    empty0 = ring_empty_polls(g)
     got = []
     for _ in range(3):
         port = next(_ports)
@@ -667,10 +668,27 @@ def t_small_rx_ring(ctx: Ctx):
                               f"(rc={r.rc}):\n{r.out[-600:]}{r.err[-300:]}\n"
                               f"{net.stall_probe(g)}")
         got.append(moved)
+    # Each 64 KiB frame takes nearly every buffer of such a ring.
+    empty = ring_empty_polls(g) - empty0
+    check(empty > 0, "polls_ring_empty did not grow while 64 KiB frames "
+          "filled 32-entry rings")
     g.run_ok(f"ethtool -G {ifn} rx {ring0['RX']}", timeout=60)
+    # Pings leave a full-size ring nearly all posted.
+    quiet0 = ring_empty_polls(g)
+    net.ping(g, count=10)
+    quiet = ring_empty_polls(g) - quiet0
+    check(quiet == 0, f"polls_ring_empty grew by {quiet} during 10 pings "
+          f"with {ring0['RX']}-entry rings")
     recovered(ctx)
     ctx.note("3 x 6 s of 4 flows received, " +
-             ", ".join(f"{b / net.MB:.0f}" for b in got) + " MiB")
+             ", ".join(f"{b / net.MB:.0f}" for b in got) +
+             f" MiB; {empty} polls found the ring empty")
+
+
+def ring_empty_polls(g: Guest) -> int:
+    """ethtool -S polls_ring_empty, summed over the receive queues."""
+    return sum(v for k, v in net.ethtool_stats(g).items()
+               if re.fullmatch(r"rx(_queue_)?\d+_polls_ring_empty", k))
 
 
 # QEMU's timer-driven transmit mode: a kick only arms a 100 ms flush, so a
@@ -976,7 +994,9 @@ def t_tx_watchdog(ctx: Ctx):
 
     # every request for the interrupt (wherever the compiler put the call)
     # but the watchdog's own, and every request for the reclaim deadline
-    # (user VNET_TIMER_TX_RECLAIM of the pair's timer): "not armed", so it
+    # (user VNET_TIMER_TX_RECLAIM of the pair's timer; every request
+    # reaches vnet_qp_timer_request_at(), the reclaim deadline's directly
+    # from tx.c): "not armed", so it
     # is asked for again each time and refused again.  A full ring then
     # stops the queue with no wake-up left but the watchdog: the kernel's
     # own check (stopped for dev->watchdog_timeo, 5 s, on a device that
@@ -984,7 +1004,7 @@ def t_tx_watchdog(ctx: Ctx):
     g.run_ok(f"insmod {ko} func=virtqueue_enable_cb_delayed error=1 times=1000000 "
              f"caller_not=vnet_tx_recover")
     try:
-        g.run_ok(f"insmod {ko2} func=vnet_qp_timer_request arg=1 "
+        g.run_ok(f"insmod {ko2} func=vnet_qp_timer_request_at arg=1 "
                  f"arg_value={VNET_TIMER_TX_RECLAIM} error=0 times=1000000")
         try:
             check(poll(lambda: timeouts() > to0, scaled(40)),

@@ -428,18 +428,28 @@ def t_rx_tcp_fast_path(ctx: Ctx):
     TcpExt TCPHPHits): a segment's skb must not be larger than the socket's
     forward allocation, which 6.1 keeps under a page, so a frame is not to
     be carried in a skb head plus a whole receive buffer.  One TCP
-    ping-pong per message size; nearly every segment received carries data."""
+    ping-pong per message size.  Counted against the data segments, one
+    per answer sockperf received (a message fits a segment and only one is
+    in flight), not the segments in, which may hold pure ACKs too.  At
+    least half must take the fast path: the layout this test was written
+    for gave 2% (255 of 14241); stock 6.1 gives 78% at 200 bytes on this
+    project's 2-core hosts and ours 69-99%, the rest slow-path entries of
+    TCP's own, more on a slower host, so a threshold near those figures
+    would fail on the host's speed."""
     g = ctx.g
     for size in (200, 700):
         c0 = net.snmp(g, files=("snmp", "netstat"))
-        net.sockperf_pingpong(g, seconds=3, tcp=True, msg_size=size)
+        res = net.sockperf_pingpong(g, seconds=3, tcp=True, msg_size=size)
         c1 = net.snmp(g, files=("snmp", "netstat"))
         segs = c1["Tcp.InSegs"] - c0["Tcp.InSegs"]
         hits = c1["TcpExt.TCPHPHits"] - c0["TcpExt.TCPHPHits"]
-        ctx.note(f"{size} B messages: {segs} segments in, {hits} on the fast path")
-        check(segs >= 500, f"{size} B ping-pong: only {segs} TCP segments received")
-        check(hits >= 0.8 * segs,
-              f"{size} B ping-pong: {hits} of {segs} segments took the fast path")
+        data = res.get("received")
+        check(data is not None, "sockperf printed no message counts")
+        ctx.note(f"{size} B messages: {segs} segments in, {data} answers, "
+                 f"{hits} segments on the fast path")
+        check(data >= 500, f"{size} B ping-pong: only {data} answers received")
+        check(hits >= 0.5 * data,
+              f"{size} B ping-pong: {hits} of {data} answers took the fast path")
 
 
 AUTOCORK_PORT = 7100
@@ -459,7 +469,7 @@ def t_tcp_autocork(ctx: Ctx):
     - an open-loop client at 3000 requests/s (two requests often arrive
       together, so two answers go back to back): at most 3% of the answers
       autocorked (20-25% before answers gave their memory back at send,
-      stock under 1%);
+      stock under 1%), and at least half the segments sent released at send;
     - a closed-loop client whose server answers in two writes (a header,
       then a body; TCP_NODELAY): at least 1000 answers, 4 ms each at the
       most (before: 484, the second write waiting 8 ms for the reclaim
@@ -490,14 +500,19 @@ def t_tcp_autocork(ctx: Ctx):
             sent, recv = int(m.group(1)), int(m.group(2))
             corked = c1["TcpExt.TCPAutoCorking"] - c0["TcpExt.TCPAutoCorking"]
             rel = sum(st1[n] - st0[n] for n in released)
+            out = c1["Tcp.OutSegs"] - c0["Tcp.OutSegs"]
             ctx.note(f"{what}: {sent} requests, {recv} answers (p50 {m.group(4)} us, "
-                     f"p99 {m.group(5)} us), {corked} autocorked, {rel} packets released at send")
+                     f"p99 {m.group(5)} us), {corked} autocorked, {out} segments out, "
+                     f"{rel} released at send")
             if cork_max is not None:
                 check(corked <= cork_max * recv, f"{what}: {corked} of {recv} answers autocorked")
             check(recv >= 1000 and recv >= 0.9 * sent, f"{what}: {recv} answers to {sent} requests")
+            # Per segment, not per answer: the server echoes what one read
+            # returned in one write, so requests that arrive together (more
+            # of them on a slow host) go back in one segment.
             if released:
-                check(rel >= 0.5 * recv,
-                      f"{what}: only {rel} of {recv} answers released at send")
+                check(rel >= 0.5 * out,
+                      f"{what}: only {rel} of {out} segments out released at send")
     finally:
         g.run("pkill -x vnet-load")
 

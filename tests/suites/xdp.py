@@ -132,13 +132,14 @@ print(len(seen))
 CAPTURE = r"""
 import socket, struct, sys, time
 ifname, port, secs, minlen = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+enough = int(sys.argv[5])   # stop once this many were seen (what the test sends)
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
 s.bind((ifname, 0))
 s.settimeout(0.2)
 print("ready", flush=True)
 n = 0
 end = time.time() + secs
-while time.time() < end:
+while time.time() < end and n < enough:
     try:
         f = s.recv(65536)
     except socket.timeout:
@@ -297,7 +298,7 @@ def redirected_to_nic1(g, count: int = 100) -> tuple[int, int]:
     through nic1 (seen on its tap), and how far nic1's XDP transmit
     counters grew meanwhile."""
     cap = g.host_bg(["python3", "-u", "-c", CAPTURE, g.nics[1].tap,
-                     str(PORT["redirect"]), "6", "0"], name="xdp-capture")
+                     str(PORT["redirect"]), "6", "0", str(count)], name="xdp-capture")
     time.sleep(1.0)
     before = stats(g, 1)
     send_udp(g, 0, PORT["redirect"], count)
@@ -307,7 +308,8 @@ def redirected_to_nic1(g, count: int = 100) -> tuple[int, int]:
 
 
 def _capture_count(cap) -> int:
-    """Frames the host-side capture counted (it stops by itself)."""
+    """Frames the host-side capture counted (it stops by itself, at its
+    count or its deadline)."""
     cap.wait(30)
     lines = [ln for ln in cap.output().split() if ln.isdigit()]
     if not lines:
@@ -425,7 +427,8 @@ def t_frags(ctx: Ctx):
         try:
             for size in (16, BIG_DGRAM):
                 cap = g.host_bg(["python3", "-u", "-c", CAPTURE, g.nics[1].tap,
-                                 str(PORT["redirect"]), "6", str(size)], name="xdp-capture")
+                                 str(PORT["redirect"]), "6", str(size), "100"],
+                                name="xdp-capture")
                 time.sleep(1.0)
                 before = stats(g, 0)
                 send_udp(g, 0, PORT["redirect"], 100, size=size)
