@@ -13,7 +13,7 @@ import re
 import time
 
 from .guest import Guest
-from .util import CheckFailed, VmTestError, log
+from .util import CheckFailed, VmTestError, log, timeout_scale
 
 IPERF_PORT = 5201
 MB = 1 << 20
@@ -61,11 +61,32 @@ def _iperf_servers(g: Guest) -> dict:
     return g._iperf_servers
 
 
+def _iperf_server_idle(g: Guest, port: int) -> bool:
+    """The server on @port listens and holds no connection of a test: it
+    is ready for the next client."""
+    states = [ln.split()[0] for ln in
+              g.host(["ss", "-tanH", f"sport = :{port}"], check=False).stdout.splitlines()
+              if ln.strip()]
+    return "LISTEN" in states and not {"ESTAB", "CLOSE-WAIT", "SYN-RECV"} & set(states)
+
+
 def host_iperf_server(g: Guest, port: int = IPERF_PORT):
-    """Start (once per guest and port) an iperf3 server in the namespace."""
+    """Start (once per guest and port) an iperf3 server in the namespace;
+    one already running is waited for until its last test is over.  The
+    server ends a test only once the client's last message has arrived,
+    after the client has exited, and meanwhile refuses a new client
+    (usually as a reset of the control connection): a guest whose device
+    holds transmitted packets (x-txtimer) started its next client before
+    that (faults.tx_drops, CI 2026-12-02)."""
     servers = _iperf_servers(g)
     p = servers.get(port)
     if p and p.alive():
+        t0 = time.monotonic()
+        while not _iperf_server_idle(g, port) and time.monotonic() < t0 + 10 * timeout_scale():
+            time.sleep(0.05)
+        if time.monotonic() - t0 > 0.04:
+            log(f"  iperf3 server on port {port}: waited {time.monotonic() - t0:.2f}s "
+                f"for its last test to end", 1)
         return p
     p = g.host_bg(["iperf3", "-s", "-p", str(port)], name=f"iperf3-s-{port}")
     # wait until it listens
