@@ -91,8 +91,7 @@ def host_iperf_server(g: Guest, port: int = IPERF_PORT):
     p = g.host_bg(["iperf3", "-s", "-p", str(port)], name=f"iperf3-s-{port}")
     # wait until it listens
     for _ in range(50):
-        r = g.host(["ss", "-ltnH", f"sport = :{port}"], check=False)
-        if str(port) in r.stdout:
+        if _iperf_server_idle(g, port):
             break
         if not p.alive():
             raise VmTestError(f"iperf3 server on port {port} died:\n{p.output()}")
