@@ -967,6 +967,15 @@ def t_tx_watchdog(ctx: Ctx):
     ko = put_kmod(ctx, "vnet_fault")
     ko2 = put_kmod(ctx, "vnet_fault2")
     ring = current_rings(g, ifn)["TX"]
+    # The ring, not BQL, is to stop the queue: the -G below starts BQL's
+    # limit over (at limit_min), and with one completion per 1.5 s flush it
+    # grows from a packet or two for many seconds.  Left to it, the queue
+    # stopped during the sender's iperf3 setup, with nothing queued behind
+    # (CI 2026-12-02: "held no packets"), or each firing freed 3-6 packets
+    # (a new machine the same day).  A BQL stop recovers the same way (each
+    # firing of that run moved it).
+    bql = f"/sys/class/net/{ifn}/queues/tx-{cpu}/byte_queue_limits"
+    g.run_ok(f"echo max > {bql}/limit_min")
     g.run_ok(f"ethtool -G {ifn} tx {TX_SLOW_RING}", timeout=60)
     wait_xps(g, cpu)
     mark = g.mark()
@@ -976,9 +985,6 @@ def t_tx_watchdog(ctx: Ctx):
     to0 = int(g.run_ok(f"cat {qto}").strip())
     port = next(_ports)
     net.host_iperf_server(g, port)
-    # ends when the test kills it
-    flood = g.run_bg(flood_cmd(g, port, cpu, 600))
-    time.sleep(2.0)
 
     def qpackets():
         return net.queue_packets(g)["tx"][cpu]
@@ -988,6 +994,13 @@ def t_tx_watchdog(ctx: Ctx):
         out = g.run_ok(f"/usr/sbin/tc -s qdisc show dev {ifn}")
         m = re.search(rf"parent :{cpu + 1:x} [^\n]*\n[^\n]*\n\s*backlog \S+ (\d+)p", out)
         return int(m.group(1)) if m else 0
+
+    # ends when the test kills it; its setup takes a few 1.5 s flushes, and
+    # the faults go in once its datagrams wait in the qdisc behind a full ring
+    flood = g.run_bg(flood_cmd(g, port, cpu, 600))
+    check(poll(backlog, scaled(30), interval=0.5),
+          f"the UDP sender on CPU {cpu} queued nothing behind send queue {cpu}\n"
+          f"{net.stall_probe(g, ports=(port,))}")
 
     def timeouts() -> int:
         return int(g.run_ok(f"cat {qto}").strip())
@@ -1013,13 +1026,15 @@ def t_tx_watchdog(ctx: Ctx):
             lost = {m: int(g.run_ok(f"cat /sys/module/{m}/parameters/injected").strip())
                     for m in ("vnet_fault", "vnet_fault2")}
             check(all(lost.values()), f"wake-ups swallowed: {lost}")
-            check(backlog() > 0, "the qdisc of the stuck queue held no packets")
+            held = backlog()
+            check(held > 0, "the qdisc of the stuck queue held no packets")
             # with the faults still in place only the watchdog frees
             # buffers: each firing moves the queue one ring further
             at = qpackets()
             check(poll(lambda: qpackets() > at + 10, scaled(15)),
                   f"send queue {cpu} did not move after the TX watchdog fired\n"
                   f"{net.stall_probe(g)}")
+            moved = qpackets() - at
         finally:
             g.run_ok("rmmod vnet_fault2")
     finally:
@@ -1038,6 +1053,7 @@ def t_tx_watchdog(ctx: Ctx):
     g.run_ok(f"ethtool -C {ifn} tx-usecs-irq 1001 && ethtool -C {ifn} tx-usecs-irq 1000")
     s1 = net.sysfs_stats(g, names=("tx_errors", "tx_dropped"))
     t1 = tx_stats(g, ifn)
+    g.run_ok(f"echo 0 > {bql}/limit_min")
     g.run_ok(f"ethtool -G {ifn} tx {ring}", timeout=60)
     n = t1.get("tx_timeouts", 0) - t0.get("tx_timeouts", 0)
     errors = s1["tx_errors"] - s0["tx_errors"]
@@ -1051,8 +1067,9 @@ def t_tx_watchdog(ctx: Ctx):
     # a device that completes 1.5 s after a kick carries a TCP flow at a
     # few KB/s: pings only
     recovered(ctx, slow=True)
-    ctx.note(f"queue {cpu}: {lost} wake-ups swallowed, moved by the watchdog alone, "
-             f"then by itself; {n} timeout(s) counted, tx_errors +{errors}")
+    ctx.note(f"queue {cpu}: {lost} wake-ups swallowed, {held} packets queued behind it, "
+             f"moved by the watchdog alone ({moved} packets at the next firing), then by "
+             f"itself; {n} timeout(s) counted, tx_errors +{errors}")
 
 
 @suite.test("faults.tx_drops", TX_TIMER, "txtimer", timeout=300)
