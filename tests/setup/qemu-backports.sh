@@ -32,6 +32,12 @@ case "${1:---print}" in
 *) die "unknown option $1" ;;
 esac
 
+# one setup at a time (two harness runs may boot this QEMU at once); the
+# one that waited finds the wrapper made
+mkdir -p "$cache"
+exec 9>>"$cache.lock"
+flock 9
+
 wrapper=$cache/qemu-system-x86_64
 if [ -x "$wrapper" ] && "$wrapper" --version >/dev/null 2>&1; then
 	printf '%s\n' "$wrapper"
