@@ -121,11 +121,34 @@ qemu_more() { # $1 = kernel, $2 = 1 for the full suites
 	return "$rc"
 }
 
+# Full suites on 6.1, on every kernel with --full-matrix
+full_suites() { [ "$1" = 6.1 ] || [ "$full_matrix" -eq 1 ]; }
+
+lane1() { # kernels...: the functional suites
+	local k rc=0
+	for k; do
+		if full_suites "$k"; then qemu_main "$k" || rc=1; fi
+	done
+	return "$rc"
+}
+
+lane2() { # kernels...: the faults and affinity suites, or the smoke tests
+	local k rc=0
+	for k; do
+		if full_suites "$k"; then
+			qemu_more "$k" 1 || rc=1
+		else
+			qemu_more "$k" 0 || rc=1
+		fi
+	done
+	return "$rc"
+}
+
 # The suites' guests leave the two CPUs idle more than half of the time
 # (timers, fault windows, boots waiting on the console: 58% idle over the
 # 6.1 functional suite, 57% over faults, 36% over affinity, 2026-12-02),
-# so two lanes of QEMU runs go side by side: lane 1 the 6.1 functional
-# suite, lane 2 the 6.1 faults and affinity suites and the smoke tests of
+# so two lanes of QEMU runs go side by side: lane 1 the functional
+# suites, lane 2 the faults and affinity suites and the smoke tests of
 # the other kernels, about as long.  Lane 2 prints when lane 1 is done.
 # VNET_QEMU_LANES=1 runs them one after the other, as on a busy host.
 qemu_tests() {
@@ -137,14 +160,10 @@ qemu_tests() {
 		lanes=2
 		;;
 	esac
-	if [ "$full_matrix" -eq 1 ] || [ "$lanes" -eq 1 ]; then
+	if [ "$lanes" -eq 1 ]; then
 		for k in "${kernels[@]}"; do
-			if [ "$k" = 6.1 ] || [ "$full_matrix" -eq 1 ]; then
-				qemu_main "$k" || rc=1
-				qemu_more "$k" 1 || rc=1
-			else
-				qemu_more "$k" 0 || rc=1
-			fi
+			lane1 "$k" || rc=1
+			lane2 "$k" || rc=1
 		done
 		return "$rc"
 	fi
@@ -152,20 +171,10 @@ qemu_tests() {
 	bash tests/setup/qemu-backports.sh >/dev/null || rc=1
 	bash tests/setup/qemu-sid.sh >/dev/null || rc=1
 	lane2_log=$(mktemp)
-	(
-		r=0
-		for k in "${kernels[@]}"; do
-			if [ "$k" = 6.1 ]; then
-				qemu_more "$k" 1 || r=1
-			else
-				qemu_more "$k" 0 || r=1
-			fi
-		done
-		exit "$r"
-	) >"$lane2_log" 2>&1 &
+	lane2 "${kernels[@]}" >"$lane2_log" 2>&1 &
 	lane2_pid=$!
-	echo "lane 2 (6.1 faults and affinity, smoke tests of the other kernels) runs beside lane 1, its output follows lane 1's"
-	qemu_main 6.1 || rc=1
+	echo "lane 2 (faults and affinity suites, smoke tests) runs beside lane 1 (functional suites); its output follows lane 1's"
+	lane1 "${kernels[@]}" || rc=1
 	wait "$lane2_pid" || rc=1
 	printf '\n=== lane 2\n'
 	cat "$lane2_log"

@@ -70,11 +70,14 @@ DEFAULT_CMDLINE = ("console=ttyS0,115200 nokaslr panic=-1 no_console_suspend "
 _LIVE: list["Guest"] = []
 # Printed by every kernel just before it starts userspace.
 KERNEL_REACHED_INIT = "Run /init as init process"
-# A first boot whose kernel has not printed that by then is taken for the
-# rare TCG stall before /init and booted again (Guest.boot()): a 6.1
-# kernel gets there in 2-6 s on this project's hosts, and a stalled one
-# never does, so the whole boot_timeout would only be lost (120 s in the
-# CI run of 2026-12-02).
+# A first boot whose kernel has not printed that by STALL_BEFORE_INIT_S,
+# or has panicked before it, is taken for the rare TCG stall before /init
+# and booted again (Guest.boot()): no module of ours is loaded yet.  A
+# 6.1 kernel gets there in 2-6 s on this project's hosts, and a stalled
+# one never does, so the whole boot_timeout would only be lost (120 s in
+# the CI run of 2026-12-02).  Seen so far: a 7.2 kernel's "Fatal
+# exception in interrupt" panic about a second into the boot (2026-12-02).
+KERNEL_PANIC = "Kernel panic - not syncing"
 STALL_BEFORE_INIT_S = 40.0
 _counter = itertools.count()
 
@@ -361,7 +364,15 @@ class Guest:
                     # any driver under test was loaded: a rare TCG hang on a
                     # loaded machine.  One fresh boot; the first console log
                     # is kept as console.attempt1.log.
-                    log(f"{self.name}: kernel stalled before /init; booting once more", 0)
+                    # what it did, for whoever looks into these
+                    con = self.console_log()
+                    if KERNEL_PANIC in con:
+                        log(f"{self.name}: kernel panicked before /init; booting once more; "
+                            f"its console ended:\n{tail(con, 30)}", 0)
+                    else:
+                        last = tail(con, 3).replace("\n", " | ")
+                        log(f"{self.name}: kernel stalled before /init; booting once more "
+                            f"(console ended: {last[-300:]})", 0)
                     self._reset_for_retry()
                     continue
                 if isinstance(e, VmTestError):
@@ -420,14 +431,19 @@ class Guest:
                               f"{tail(self.qemu_log(), 10)}") from None
         t_ready = time.monotonic()
         stall_at = t_ready + stall_s * timeout_scale() if stall_s else None
+        early = True
 
         def alive() -> bool:
-            nonlocal stall_at
-            if stall_at is not None and time.monotonic() > stall_at:
-                if KERNEL_REACHED_INIT not in self.console_log():
+            nonlocal stall_at, early
+            if early:
+                con = self.console_log()
+                if KERNEL_REACHED_INIT in con:
+                    early = False
+                elif KERNEL_PANIC in con:
+                    raise AgentError("the kernel panicked before /init")
+                elif stall_at is not None and time.monotonic() > stall_at:
                     raise AgentError(f"the kernel did not reach /init within "
                                      f"{stall_s * timeout_scale():.0f}s")
-                stall_at = None
             return self.alive()
 
         try:

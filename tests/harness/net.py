@@ -61,12 +61,18 @@ def _iperf_servers(g: Guest) -> dict:
     return g._iperf_servers
 
 
+def _host_tcp_states(g: Guest, port: int) -> list[str]:
+    """The states (LISTEN, ESTAB, ...) of the namespace's TCP sockets on
+    local port @port."""
+    return [ln.split()[0] for ln in
+            g.host(["ss", "-tanH", f"sport = :{port}"], check=False).stdout.splitlines()
+            if ln.strip()]
+
+
 def _iperf_server_idle(g: Guest, port: int) -> bool:
     """The server on @port listens and holds no connection of a test: it
     is ready for the next client."""
-    states = [ln.split()[0] for ln in
-              g.host(["ss", "-tanH", f"sport = :{port}"], check=False).stdout.splitlines()
-              if ln.strip()]
+    states = _host_tcp_states(g, port)
     return "LISTEN" in states and not {"ESTAB", "CLOSE-WAIT", "SYN-RECV"} & set(states)
 
 
@@ -192,7 +198,7 @@ def integrity(g: Guest, nic: int = 0, size_mb: int = 16, port: int = 5300,
     rx_file = work / "integrity-rx.bin"
     srv = g.host_bg(["socat", "-u", f"TCP-LISTEN:{port},reuseaddr", f"OPEN:{rx_file},creat,trunc"],
                     name="socat-rx")
-    _wait_listen(g, port, srv)
+    wait_host_listen(g, port, srv)
     t0 = time.monotonic()
     r = g.run(f"nc {n.host_ip} {port} </tmp/vnet-tx.bin", timeout=timeout)
     if r.rc != 0:
@@ -229,11 +235,12 @@ def integrity(g: Guest, nic: int = 0, size_mb: int = 16, port: int = 5300,
     return out
 
 
-def _wait_listen(g: Guest, port: int, proc, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
+def wait_host_listen(g: Guest, port: int, proc, timeout: float = 10) -> None:
+    """Wait until the namespace's listener @proc (a HostProc) listens on
+    TCP port @port; VmTestError if it dies or is not there in time."""
+    deadline = time.monotonic() + timeout * timeout_scale()
     while time.monotonic() < deadline:
-        r = g.host(["ss", "-ltnH", f"sport = :{port}"], check=False)
-        if f":{port}" in r.stdout:
+        if "LISTEN" in _host_tcp_states(g, port):
             return
         if not proc.alive():
             raise VmTestError(f"host listener on {port} died: {proc.output()}")

@@ -72,7 +72,7 @@ def _tx_round(g, ifn: str) -> tuple[int, int]:
     rx_file = g.workdir / "tunnel-rx.bin"
     srv = g.host_bg(["socat", "-u", f"TCP-LISTEN:{PORT},bind={HOST_VX},reuseaddr",
                      f"OPEN:{rx_file},creat,trunc"], name="socat-tunnel")
-    net._wait_listen(g, PORT, srv)
+    net.wait_host_listen(g, PORT, srv)
     g.run_ok(f"head -c {SIZE} /dev/urandom >/tmp/vnet-tnl.bin", timeout=120)
     g_sum = g.run_ok("sha256sum /tmp/vnet-tnl.bin", timeout=120).split()[0]
     before = _stats(g, ifn)
