@@ -434,7 +434,7 @@ class Guest:
         early = True
 
         def alive() -> bool:
-            nonlocal stall_at, early
+            nonlocal early
             if early:
                 con = self.console_log()
                 if KERNEL_REACHED_INIT in con:
