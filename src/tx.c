@@ -107,14 +107,27 @@ static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
 
 /*
  * The last segment of an answer returns all but a minimum skb's worth of
- * its memory to its socket now (policy/reclaim.h).  Its destructor, TCP's
- * or the plain socket one, gives back skb->truesize when the packet is
- * freed, so that is lowered by what is returned here.
+ * its memory to its socket now (policy/reclaim.h).
+ *
+ * Nothing is assumed about who owns the skb at this point.  TCP's
+ * destructor charged skb->truesize to the socket's write memory, but a
+ * qdisc may have taken the skb over since (netem gives the memory back
+ * at enqueue and leaves a destructor that holds a socket reference), and
+ * so may anything else between the socket and the driver that orphans,
+ * re-owns or clones it.  So the owner lets go the way it would at
+ * completion (skb_orphan(): its own destructor, with the truesize it
+ * knows), and the skb is then charged afresh to the same socket: a
+ * minimum skb's worth, given back by sock_wfree() when it is freed.  The
+ * new charge goes on first: the old owner may hold the last reference to
+ * the socket, and a write-memory charge keeps it from being freed (the
+ * socket's write memory is not zero while this skb still names it, by
+ * its charge or by the reference the other owners hold).
  */
 static void vnet_tx_release_at_send(struct vnet_sq *sq, struct sk_buff *skb,
 				    const struct vnet_tx_tcp *t)
 {
 	const unsigned int keep = SKB_TRUESIZE(1);
+	struct sock *sk = skb->sk;
 
 	if (!t->tcp || !t->known || t->payload > skb->len ||
 	    !skb->destructor || skb->truesize <= keep)
@@ -122,8 +135,10 @@ static void vnet_tx_release_at_send(struct vnet_sq *sq, struct sk_buff *skb,
 	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg, t->answering,
 					  t->unsent, t->payload))
 		return;
-	WARN_ON_ONCE(refcount_sub_and_test(skb->truesize - keep,
-					   &skb->sk->sk_wmem_alloc));
+	refcount_add(keep, &sk->sk_wmem_alloc);
+	skb_orphan(skb);
+	skb->sk = sk;
+	skb->destructor = sock_wfree;
 	skb->truesize = keep;
 	vnet_sq_inc(sq, &sq->stats.released_at_send);
 }
