@@ -322,8 +322,9 @@ struct vnet {
 	bool dev_coal;
 	/*
 	 * Until when (ns) the guest counts as answering: a send queue sent a
-	 * packet its kick policy would not hold (see policy/kick.h), and the
-	 * receive polls defer nothing (policy/rx_moderation.h).  Written
+	 * packet that is neither bulk nor a pure acknowledgment within the
+	 * conversation window (see policy/kick.h), and the receive polls
+	 * defer nothing (policy/rx_moderation.h).  Written
 	 * lazily from any CPU (vnet_tx_note_answer()), read racily.
 	 */
 	u64 answer_until;

@@ -33,12 +33,13 @@ static enum vnet_kick_action pkt_bp(struct vnet_kick_state *s,
 	return vnet_kick_decide(s, cfg, &in);
 }
 
-/* A packet of socket @sender, bulk or not. */
+/* A TCP segment of socket @sender (not answering), bulk or not. */
 static enum vnet_kick_action pkt_s(struct vnet_kick_state *s,
 				   const struct vnet_kick_cfg *cfg, u64 now,
 				   u64 sender, bool bulk)
 {
-	struct vnet_kick_in in = { .now = now, .sender = sender, .bulk = bulk };
+	struct vnet_kick_in in = { .now = now, .sender = sender, .bulk = bulk,
+				   .stream = true };
 
 	return vnet_kick_decide(s, cfg, &in);
 }
@@ -550,6 +551,90 @@ static void kick_adaptive_shared_queue_holds_no_bulk(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pkt_bp(&s, &cfg, 3011 * US), VNET_KICK_HOLD);
 }
 
+/*
+ * Adaptive: a socket's earlier bulk makes only its TCP stream's segments
+ * bulk.  Not the answer of an HTTP keep-alive connection after a download
+ * on it (the socket received the next request: answering), nor a small
+ * datagram of a socket that has just sent a GSO burst (QUIC): both go at
+ * once and take the held batch with them, and count as latency-bound.
+ */
+static void kick_adaptive_history_makes_no_answer_bulk(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 2000, .adaptive = true };
+	struct vnet_kick_in answer = { .sender = 0xa };
+	struct vnet_kick_in dgram = { .sender = 0xb };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 990 * US;
+	/* The download: bulk, held. */
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 1000 * US, 0xa, true), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 1010 * US, 0xa, false), VNET_KICK_HOLD);
+	/* The next answer on the connection, within tx-usecs of the download. */
+	answer.now = 1020 * US;
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &answer), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_FORCED);
+	KUNIT_EXPECT_EQ(test, s.answer_until, 1020 * US + VNET_KICK_CONV_USECS * US);
+	vnet_kick_done(&s, &cfg, s.why, 1020 * US);
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 990 * US;
+	/* A GSO burst of a UDP socket, then its small datagram. */
+	dgram.now = 1000 * US;
+	dgram.bulk = true;
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &dgram), VNET_KICK_ARM);
+	dgram.now = 1010 * US;
+	dgram.bulk = false;
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &dgram), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_FORCED);
+	KUNIT_EXPECT_NE(test, s.answer_until, 0ULL);
+}
+
+/*
+ * Whatever the transmit settings, a packet that is neither bulk nor a
+ * pure acknowledgment makes the guest answer for the conversation window
+ * (tx-usecs, at least VNET_KICK_CONV_USECS), which the receive side
+ * reads: with tx-frames 1, tx-usecs 0, adaptive-tx off and a short
+ * tx-usecs as with the defaults.  Bulk and pure acknowledgments do not.
+ */
+static void kick_answer_window_every_setting(struct kunit *test)
+{
+	static const struct vnet_kick_cfg cfgs[] = {
+		{ .frames = 64, .usecs = 8000, .adaptive = true },	/* defaults */
+		{ .frames = 1, .usecs = 8000, .adaptive = true },
+		{ .frames = 64, .usecs = 0, .adaptive = true },
+		{ .frames = 32, .usecs = 2000, .adaptive = false },
+		{ .frames = 0, .usecs = 0, .adaptive = false },
+		{ .frames = 64, .usecs = 100, .adaptive = true },
+		{ .frames = 64, .usecs = 10000, .adaptive = true },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cfgs); i++) {
+		const struct vnet_kick_cfg *cfg = &cfgs[i];
+		u64 conv = (u64)max_t(u32, cfg->usecs, VNET_KICK_CONV_USECS) * US;
+		struct vnet_kick_in ack = { .now = 5000 * US, .pure_ack = true };
+		struct vnet_kick_state s;
+
+		KUNIT_EXPECT_EQ_MSG(test, (u64)vnet_kick_conv_usecs(cfg) * US, conv,
+				    "settings %d", i);
+		vnet_kick_init(&s, cfg);
+		pkt_b(&s, cfg, 1000 * US);
+		vnet_kick_done(&s, cfg, VNET_KICKED_FORCED, 1000 * US);
+		KUNIT_EXPECT_EQ_MSG(test, s.answer_until, 0ULL, "settings %d", i);
+		pkt(&s, cfg, 2000 * US, false);
+		vnet_kick_done(&s, cfg, VNET_KICKED_FORCED, 2000 * US);
+		KUNIT_EXPECT_EQ_MSG(test, s.answer_until, 2000 * US + conv,
+				    "settings %d", i);
+		vnet_kick_decide(&s, cfg, &ack);
+		vnet_kick_done(&s, cfg, VNET_KICKED_FORCED, 5000 * US);
+		KUNIT_EXPECT_EQ_MSG(test, s.answer_until, 2000 * US + conv,
+				    "settings %d", i);
+	}
+}
+
 /* The notification cost is a moving average; one stalled sample is capped. */
 static void kick_cost_average(struct kunit *test)
 {
@@ -672,6 +757,8 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_adaptive_shared_queue_holds_no_bulk),
 	KUNIT_CASE(kick_clock_wraparound),
 	KUNIT_CASE(kick_stamp_from_another_cpu),
+	KUNIT_CASE(kick_adaptive_history_makes_no_answer_bulk),
+	KUNIT_CASE(kick_answer_window_every_setting),
 	{}
 };
 

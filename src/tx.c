@@ -328,6 +328,7 @@ static void vnet_tx_classify(const struct sk_buff *skb,
 {
 	kin->bulk = false;
 	kin->pure_ack = false;
+	kin->stream = t->tcp && !t->answering;
 	if (!t->tcp) {
 		kin->bulk = skb_is_gso(skb);
 		return;
@@ -354,8 +355,9 @@ static void vnet_tx_classify(const struct sk_buff *skb,
 
 /*
  * Let the receive polls know whether the guest is answering (vnet.h,
- * answer_until): the kick policy moves its shared-queue window on every
- * packet it would not hold.  The device-wide time is written only when it
+ * answer_until): the kick policy moves its answer window on every packet
+ * that is neither bulk nor a pure acknowledgment, whatever the settings
+ * (policy/kick.h).  The device-wide time is written only when it
  * moves by more than half a window, so that queues busy on several CPUs
  * do not bounce its cache line; the polls see it at least half a window
  * after the last such packet.
@@ -363,10 +365,10 @@ static void vnet_tx_classify(const struct sk_buff *skb,
 static void vnet_tx_note_answer(struct vnet_sq *sq)
 {
 	struct vnet *vi = sq->qp->vi;
-	s64 half = (s64)sq->kick_cfg.usecs * NSEC_PER_USEC / 2;
+	s64 half = (s64)vnet_kick_conv_usecs(&sq->kick_cfg) * NSEC_PER_USEC / 2;
 
-	if ((s64)(sq->kick.shared_until - READ_ONCE(vi->answer_until)) > half)
-		WRITE_ONCE(vi->answer_until, sq->kick.shared_until);
+	if ((s64)(sq->kick.answer_until - READ_ONCE(vi->answer_until)) > half)
+		WRITE_ONCE(vi->answer_until, sq->kick.answer_until);
 }
 
 /*
@@ -515,8 +517,11 @@ static void vnet_tx_apply_coal(struct vnet_sq *sq)
 	sq->kick_cfg.adaptive = sq->coal.adaptive;
 	vnet_kick_init(&sq->kick, &sq->kick_cfg);
 	sq->pacing_shift = vnet_kick_pacing_shift(&sq->kick_cfg);
-	/* A conversation window (vnet_tx_tcp_read()) of at least one tick. */
-	sq->kick_conv_jiffies = usecs_to_jiffies(sq->coal.usecs) + 1;
+	/*
+	 * The conversation window (vnet_tx_tcp_read()) in ticks, rounded up
+	 * and one more: lrcvtime is in ticks.
+	 */
+	sq->kick_conv_jiffies = usecs_to_jiffies(vnet_kick_conv_usecs(&sq->kick_cfg)) + 1;
 	sq->reclaim_cfg.frames = vnet_tx_irq_frames(&sq->coal, sq->ring);
 	sq->reclaim_cfg.usecs = sq->coal.irq_usecs;
 	/* Delayed reclaim runs with completion interrupts off. */
@@ -765,14 +770,12 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	 */
 	skb_tx_timestamp(skb);
 	/*
-	 * Before the skb may be orphaned below.  The socket is read only
-	 * for a policy that uses it.
+	 * Before the skb may be orphaned below.  In every mode: the kick
+	 * policy keeps the conversation window for the receive side even
+	 * when it never holds a packet (policy/kick.h).
 	 */
-	if (sq->kick_cfg.adaptive ||
-	    (sq->use_napi && vnet_reclaim_delayed(&sq->reclaim_cfg)))
-		vnet_tx_tcp_read(skb, sq->kick_conv_jiffies, &tcp);
-	if (sq->kick_cfg.adaptive)
-		vnet_tx_classify(skb, &tcp, &kin);
+	vnet_tx_tcp_read(skb, sq->kick_conv_jiffies, &tcp);
+	vnet_tx_classify(skb, &tcp, &kin);
 	kin.sender = skb->sk && sk_fullsock(skb->sk) ? (unsigned long)skb->sk : 0;
 	/* TCP Small Queues must allow for the hold (see policy/kick.h). */
 	if (skb->sk && sq->pacing_shift < VNET_KICK_TCP_PACING_SHIFT)

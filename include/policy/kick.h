@@ -18,17 +18,21 @@
  * it, so that no flow pays latency for another's savings:
  *  - Bulk (the caller says so): a GSO packet, a TCP segment of at least
  *    VNET_KICK_BULK_LEN bytes, or one whose socket has more data queued
- *    behind it, unless the socket received data within tx-usecs (a
- *    conversation: a large answer is still awaited by someone, so it is
- *    not bulk).  Such segments are what a sender with a backlog makes
- *    (TSO, TCP's autocorking of small writes); nobody waits for one of
- *    them in particular.  The other packets of a socket that sent bulk
- *    within the last tx-usecs count as bulk too: they are the same
- *    stream's (a small write between autocorked ones, the end of a
- *    write).  The policy remembers the last VNET_KICK_SENDERS such
- *    sockets.  Bulk is held like in fixed mode when the queue's bulk
- *    traffic is dense enough for holding to pay (below); TCP Small Queues
- *    are told to allow for the hold (vnet_kick_pacing_shift()).
+ *    behind it, unless the socket received data within the conversation
+ *    window (a conversation: a large answer is still awaited by someone,
+ *    so it is not bulk).  Such segments are what a sender with a backlog
+ *    makes (TSO, TCP's autocorking of small writes); nobody waits for one
+ *    of them in particular.  The other TCP segments of a socket that sent
+ *    bulk within the last tx-usecs count as bulk too, unless it
+ *    is answering: they are the same stream's (a small write between
+ *    autocorked ones, the end of a write).  Not so a datagram: each is a
+ *    message of its own, however much its socket sent before (a QUIC
+ *    server's small packets after a GSO burst), nor an answer (an HTTP
+ *    keep-alive answer after a download on the same connection).  The
+ *    policy remembers the last VNET_KICK_SENDERS bulk sockets.  Bulk is
+ *    held like in fixed mode when the queue's bulk traffic is dense
+ *    enough for holding to pay (below); TCP Small Queues are told to
+ *    allow for the hold (vnet_kick_pacing_shift()).
  *  - Anything else (a request, an answer, a datagram, an ICMP echo, a
  *    pure acknowledgment, of a socket that sent no bulk) is not held in a
  *    batch.  Sent from the pair's own receive poll (acknowledgments,
@@ -43,6 +47,17 @@
  *    that sent it).  A held batch would otherwise reach the device in one
  *    piece just ahead of the next request or answer, which then waits
  *    for all of it.
+ *
+ * The conversation window is tx-usecs, but never shorter than the
+ * default's VNET_KICK_CONV_USECS: a TCP socket that received data within
+ * it is answering (the caller tells), and for that long after a packet
+ * that is neither bulk nor a pure TCP acknowledgment the guest counts as
+ * answering (answer_until), which the receive side reads: it defers
+ * nothing then (policy/rx_moderation.h).  Both hold in every mode, also
+ * when the settings never hold a packet (tx-frames 1, tx-usecs 0) or hold
+ * every one (adaptive-tx off): the latency rules of the receive side and
+ * of the reclaim (policy/reclaim.h) do not depend on how the user set up
+ * the kicks.
  *
  * When holding bulk pays: a held batch costs its notification plus the
  * flush timer's arm and interrupt (VNET_KICK_BATCH_EXITS), while packets
@@ -77,6 +92,8 @@
 #define VNET_KICK_MAX_BATCH	64
 /* TCP's own pacing shift: about 1 ms of data below the socket. */
 #define VNET_KICK_TCP_PACING_SHIFT	10
+/* Shortest conversation window (see above): the default tx-usecs. */
+#define VNET_KICK_CONV_USECS	8000
 /* TCP segments of at least this many bytes are bulk (see above). */
 #define VNET_KICK_BULK_LEN	1024
 /* Sockets remembered as bulk senders per queue. */
@@ -133,6 +150,8 @@ struct vnet_kick_state {
 	u64 gap_avg_ns;	/* adaptive: moving average of bulk burst gaps */
 	/* adaptive: until when a latency-bound packet forbids holding bulk */
 	u64 shared_until;
+	/* until when the guest counts as answering (see above), any mode */
+	u64 answer_until;
 	u64 max_hold_ns;	/* longest wait of a packet for its kick */
 	/*
 	 * Latest a flush came after its deadline because the armed timer
@@ -149,11 +168,16 @@ struct vnet_kick_in {
 	bool urgent;		/* netpoll, teardown, timestamp: never hold */
 	/* adaptive: sent from the pair's receive poll, which notifies at its end */
 	bool in_poll;
-	/* adaptive: a bulk packet (see above) */
+	/* a bulk packet (see above) */
 	bool bulk;
-	/* adaptive: a TCP segment without payload */
+	/*
+	 * a TCP segment of a socket that is not answering: bulk too while
+	 * its socket sent bulk within the window (see above)
+	 */
+	bool stream;
+	/* a TCP segment without payload */
 	bool pure_ack;
-	/* adaptive: an id of the sending socket, 0 for none */
+	/* an id of the sending socket, 0 for none */
 	u64 sender;
 };
 
@@ -171,6 +195,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg);
 u8 vnet_kick_pacing_shift(const struct vnet_kick_cfg *cfg);
+u32 vnet_kick_conv_usecs(const struct vnet_kick_cfg *cfg);
 void vnet_kick_cost(struct vnet_kick_state *s, u64 ns);
 void vnet_kick_flush_late(struct vnet_kick_state *s, u64 due, u64 now);
 bool vnet_kick_overdue(const struct vnet_kick_state *s,

@@ -26,8 +26,10 @@
  *    Segments of VNET_RX_BULK_LEN bytes or more are what the sender's
  *    stack or the host coalesced: a stream with a backlog.
  *  - Nor is anything deferred while the guest is answering: the caller
- *    says so when the device sent a latency-bound packet (one its kick
- *    policy would not hold, see policy/kick.h) within tx-usecs.  Large
+ *    says so when the device sent a latency-bound packet (neither bulk
+ *    nor a pure acknowledgment, see policy/kick.h) within the
+ *    conversation window (tx-usecs, at least 8 ms, whatever the transmit
+ *    settings).  Large
  *    requests (a 16 KiB query, an upload of a few segments) come as bulk
  *    segments, and in a closed loop the next one would wait for the
  *    deferral.

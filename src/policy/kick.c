@@ -14,6 +14,17 @@ static u64 vnet_kick_window(const struct vnet_kick_cfg *cfg)
 	return (u64)cfg->usecs * NSEC_PER_USEC;
 }
 
+/* The conversation window (see policy/kick.h). */
+u32 vnet_kick_conv_usecs(const struct vnet_kick_cfg *cfg)
+{
+	return max_t(u32, cfg->usecs, VNET_KICK_CONV_USECS);
+}
+
+static u64 vnet_kick_conv_window(const struct vnet_kick_cfg *cfg)
+{
+	return (u64)vnet_kick_conv_usecs(cfg) * NSEC_PER_USEC;
+}
+
 static u32 vnet_kick_max_batch(const struct vnet_kick_cfg *cfg)
 {
 	return cfg->frames ? cfg->frames : VNET_KICK_MAX_BATCH;
@@ -61,6 +72,7 @@ void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 	memset(s->senders, 0, sizeof(s->senders));
 	s->last_end_ns = 0;
 	s->shared_until = 0;
+	s->answer_until = 0;
 	/* No history yet: as if bursts came a whole window apart. */
 	s->gap_avg_ns = vnet_kick_window(cfg);
 }
@@ -107,9 +119,9 @@ static enum vnet_kick_action vnet_kick_hold(struct vnet_kick_state *s,
 }
 
 /*
- * Adaptive: @in's packet is bulk, or its socket sent bulk within the
- * window (see policy/kick.h).  A bulk packet's socket is remembered,
- * replacing the entry that expires first.
+ * @in's packet is bulk, or a TCP segment of a stream whose socket sent
+ * bulk within the window (see policy/kick.h).  A bulk packet's socket is
+ * remembered, replacing the entry that expires first.
  */
 static bool vnet_kick_bulk(struct vnet_kick_state *s,
 			   const struct vnet_kick_cfg *cfg,
@@ -132,7 +144,8 @@ static bool vnet_kick_bulk(struct vnet_kick_state *s,
 		slot->until = in->now + vnet_kick_window(cfg);
 		return true;
 	}
-	return slot->id == in->sender && (s64)(in->now - slot->until) < 0;
+	return in->stream && slot->id == in->sender &&
+	       (s64)(in->now - slot->until) < 0;
 }
 
 /*
@@ -155,6 +168,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_cfg *cfg,
 				       const struct vnet_kick_in *in)
 {
+	bool bulk;
 	u64 gap;
 
 	if (!s->pending++)
@@ -167,6 +181,11 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 	if (in->xmit_more)
 		return VNET_KICK_HOLD;
 
+	/* In every mode: the receive side reads answer_until (policy/kick.h). */
+	bulk = vnet_kick_bulk(s, cfg, in);
+	if (!bulk && !in->pure_ack)
+		s->answer_until = in->now + vnet_kick_conv_window(cfg);
+
 	if (vnet_kick_never_holds(cfg)) {
 		s->why = VNET_KICKED_UNHELD;
 		return VNET_KICK_NOW;
@@ -175,7 +194,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 		return vnet_kick_hold(s, cfg, cfg->frames ? cfg->frames : U32_MAX,
 				      in->now);
 
-	if (!vnet_kick_bulk(s, cfg, in)) {
+	if (!bulk) {
 		if (!in->pure_ack)
 			s->shared_until = in->now + vnet_kick_window(cfg);
 		return vnet_kick_unheld(s, in->in_poll);

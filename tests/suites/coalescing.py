@@ -13,10 +13,11 @@ import time
 
 from harness import net
 from harness.guest import Nic, VMConfig
+from harness.initramfs import GUEST_TOOLS, build_guest_tool
 from harness.runner import Ctx
 from harness.util import CheckFailed
 
-from .functional import check, poll, suite
+from .functional import LOAD_END, check, poll, suite
 
 COAL = VMConfig(smp=2, memory=1024, nics=(Nic(queues=2),), extra_modules=("netconsole",))
 
@@ -433,4 +434,61 @@ def t_round_trip(ctx: Ctx):
     net.ping(g, count=2)
     notes.append(f"-G tx 32 then {tx_ring}: tx-frames/-irq followed the ring "
                  f"(32/16, back to {back.get('tx-frames')}/{back.get('tx-frames-irq')})")
+    ctx.note("; ".join(notes))
+
+
+ANSWER_PORT = 7200
+
+
+@suite.test("coal.answer_window", COAL, "coal", timeout=300)
+def t_answer_window(ctx: Ctx):
+    """The receive side defers nothing while the guest answers, whatever the
+    transmit settings.  A closed loop of 16 KiB requests from the namespace
+    to a vnet-load server in the guest: each request arrives as bulk (large
+    segments), which adaptive RX moderation would defer for up to
+    rx-usecs-high, but the guest's answer marks it as answering first.
+    With the defaults, tx-frames 1, tx-usecs 0, adaptive-tx off and a short
+    tx-usecs, at most one transaction in 200 (5 at the least) may see a
+    receive deferral (measured: 0-2 in 1200-4400).  Until 2026-12 the
+    answer window moved only while adaptive holding was on: 40-45
+    deferrals in 3600-3900 transactions with tx-frames 1, tx-usecs 0 or
+    tx-usecs 100, 148 in 879 with adaptive-tx off, each up to
+    rx-usecs-high long."""
+    if not require_ours(ctx):
+        return
+    g = ctx.g
+    ifn = net.ifname(g)
+    exe = build_guest_tool(GUEST_TOOLS / "vnet-load.c")
+    check(exe is not None, "vnet-load could not be built on the host")
+    before = coalesce(g, ifn)
+    keep = " ".join(f"{k} {before[k]}" for k in ("tx-frames", "tx-usecs") if k in before)
+    on = "adaptive-tx on "
+    settings = (("defaults", on + keep), ("tx-frames 1", on + "tx-frames 1"),
+                ("tx-usecs 0", on + "tx-frames 1 tx-usecs 0"),
+                ("adaptive-tx off", "adaptive-tx off tx-frames 32 tx-usecs 2000"),
+                ("tx-usecs 100", on + "tx-usecs 100"))
+    notes = []
+    g.run_ok(f"/vnet/vnet-load server -p {ANSWER_PORT} >/dev/null 2>&1 & sleep 0.3")
+    try:
+        for what, coal in settings:
+            set_coal(g, ifn, on + keep)
+            set_coal(g, ifn, coal)
+            s0 = queue_stats(g, ifn)
+            cp = g.host([str(exe), "client", "-c", g.nics[0].guest_ip, "-p", str(ANSWER_PORT),
+                         "-n", "1", "-s", "16384", "-d", "3"], timeout=60)
+            s1 = queue_stats(g, ifn)
+            m = LOAD_END.search(cp.stdout)
+            check(m is not None, f"{what}: vnet-load client said: "
+                                 f"{cp.stdout[-800:]}{cp.stderr[-800:]}")
+            answers = int(m.group(2))
+            deferred = total(s1, "rx", "deferrals") - total(s0, "rx", "deferrals")
+            notes.append(f"{what}: {answers} answers (p50 {m.group(4)} us), "
+                         f"{deferred} deferrals")
+            check(answers >= 100, f"{what}: only {answers} answers in 3 s ({notes[-1]})")
+            check(deferred <= max(5, answers // 200),
+                  f"{what}: {deferred} receive deferrals for {answers} transactions of a "
+                  f"closed loop the guest answers")
+    finally:
+        g.run("pkill -x vnet-load")
+        set_coal(g, ifn, "adaptive-tx on " + keep)
     ctx.note("; ".join(notes))
