@@ -558,14 +558,32 @@ static inline unsigned int vnet_sq_in_use(const struct vnet_sq *sq)
 
 /*
  * The flush timer found the lock taken by us: do its work before the
- * lock goes.  Every holder of the TX queue lock in this driver calls this
- * last thing.
+ * lock goes.  Every holder of the TX queue lock calls this last thing:
+ * the driver's own holders through vnet_txq_unlock() and
+ * vnet_txq_unlock_bh(), the stack's transmit (vnet_start_xmit()) on every
+ * return.  A holder that did not would leave a held batch to the timer's
+ * retry, a quarter of tx-usecs later.
  */
 static inline void vnet_tx_flush_wanted(struct vnet_sq *sq)
 {
 	/* The flag, then the due time it was published with. */
 	if (unlikely(smp_load_acquire(&sq->flush_wanted)))
 		vnet_tx_flush_timer(sq, READ_ONCE(sq->flush_limit));
+}
+
+/* Let go of @sq's TX queue lock, taken with __netif_tx_lock() or trylock. */
+static inline void vnet_txq_unlock(struct vnet_sq *sq, struct netdev_queue *txq)
+{
+	vnet_tx_flush_wanted(sq);
+	__netif_tx_unlock(txq);
+}
+
+/* Let go of @sq's TX queue lock, taken with __netif_tx_lock_bh(). */
+static inline void vnet_txq_unlock_bh(struct vnet_sq *sq,
+				      struct netdev_queue *txq)
+{
+	vnet_tx_flush_wanted(sq);
+	__netif_tx_unlock_bh(txq);
 }
 
 /* napi.c */

@@ -135,7 +135,7 @@ static int vnet_resize_pair(struct vnet *vi, struct vnet_qp *qp,
 		vnet_tx_reset_bql(&qp->sq);
 		__netif_tx_lock_bh(txq);
 		vnet_tx_setup(&qp->sq);
-		__netif_tx_unlock_bh(txq);
+		vnet_txq_unlock_bh(&qp->sq, txq);
 		vnet_tx_resume(vi, qp->index);
 	}
 
@@ -317,7 +317,7 @@ static int vnet_apply_coal(struct net_device *dev, unsigned int first,
 
 		__netif_tx_lock_bh(txq);
 		vnet_tx_set_coal(&vi->qp[i].sq, c);
-		__netif_tx_unlock_bh(txq);
+		vnet_txq_unlock_bh(&vi->qp[i].sq, txq);
 		vnet_rx_set_coal(&vi->qp[i].rq, rc);
 	}
 	return vnet_ctrl_dev_coal(vi, first, last);

@@ -118,9 +118,8 @@ static u64 vnet_poll_cleantx(struct vnet_qp *qp, int budget)
 			vnet_tx_reclaim(sq, budget, now);
 			vnet_tx_wake_if_room(sq, txq);
 		}
-		vnet_tx_flush_wanted(sq);
 	}
-	__netif_tx_unlock(txq);
+	vnet_txq_unlock(sq, txq);
 	return now;
 }
 
@@ -245,8 +244,7 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 	/* An AF_XDP socket with more to send keeps the poll going. */
 	if (VNET_CAN_XSK_TX && budget && sq->xsk_pool &&
 	    vnet_xsk_xmit(sq, budget) >= budget) {
-		vnet_tx_flush_wanted(sq);
-		__netif_tx_unlock(txq);
+		vnet_txq_unlock(sq, txq);
 		return budget;
 	}
 
@@ -267,8 +265,7 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 		 * keeps neither interrupt nor deadline, and nothing wakes it).
 		 */
 		vnet_tx_rearm(sq, next);
-		vnet_tx_flush_wanted(sq);
-		__netif_tx_unlock(txq);
+		vnet_txq_unlock(sq, txq);
 		return 0;
 	}
 	if (next == VNET_RECLAIM_IRQ)
@@ -278,14 +275,13 @@ int vnet_poll_tx(struct napi_struct *napi, int budget)
 		virtqueue_disable_cb(sq->vq);
 	else if (next == VNET_RECLAIM_DEADLINE && !sq->reclaim.deadline_armed)
 		vnet_tx_reclaim_deadline(sq);
-	vnet_tx_flush_wanted(sq);
-	__netif_tx_unlock(txq);
+	vnet_txq_unlock(sq, txq);
 
 	if (done && next == VNET_RECLAIM_IRQ &&
 	    unlikely(virtqueue_poll(sq->vq, opaque)) && napi_schedule_prep(napi)) {
 		__netif_tx_lock(txq, raw_smp_processor_id());
 		virtqueue_disable_cb(sq->vq);
-		__netif_tx_unlock(txq);
+		vnet_txq_unlock(sq, txq);
 		rearm = true;
 	}
 	if (rearm)
@@ -325,7 +321,7 @@ static void vnet_qp_flush_fired(struct vnet_qp *qp)
 	if (!sq->paused)
 		vnet_tx_flush_timer(sq, READ_ONCE(sq->flush_wanted) ?
 				    READ_ONCE(sq->flush_limit) : due);
-	__netif_tx_unlock(txq);
+	vnet_txq_unlock(sq, txq);
 }
 
 /*
@@ -346,7 +342,7 @@ void vnet_qp_timer_fired(struct vnet_qp_timer *t, unsigned long expired)
 			vnet_tx_reclaim_timer(&qp->sq);
 		else	/* ring off limits: the resume asks again */
 			qp->sq.reclaim.deadline_armed = false;
-		__netif_tx_unlock(txq);
+		vnet_txq_unlock(&qp->sq, txq);
 	}
 }
 

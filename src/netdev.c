@@ -194,7 +194,7 @@ static void vnet_tx_timeout(struct net_device *dev, unsigned int txqueue)
 		   virtqueue_get_vring_size(sq->vq));
 	__netif_tx_lock(txq, smp_processor_id());
 	vnet_tx_recover(sq);
-	__netif_tx_unlock(txq);
+	vnet_txq_unlock(sq, txq);
 }
 
 /*

@@ -261,7 +261,7 @@ void vnet_tx_pause(struct vnet *vi, unsigned int i)
 	vnet_tx_flush(sq);
 	sq->paused = true;
 	netif_tx_stop_queue(txq);
-	__netif_tx_unlock_bh(txq);
+	vnet_txq_unlock_bh(sq, txq);
 }
 
 void vnet_tx_resume(struct vnet *vi, unsigned int i)
@@ -271,7 +271,7 @@ void vnet_tx_resume(struct vnet *vi, unsigned int i)
 	__netif_tx_lock_bh(txq);
 	vi->qp[i].sq.paused = false;
 	vnet_tx_resumed(&vi->qp[i].sq, txq);
-	__netif_tx_unlock_bh(txq);
+	vnet_txq_unlock_bh(&vi->qp[i].sq, txq);
 }
 
 /*
@@ -288,7 +288,7 @@ static unsigned int vnet_tx_drain(struct vnet *vi, unsigned int i)
 	__netif_tx_lock_bh(txq);
 	vnet_tx_reclaim(sq, 0, vnet_now());
 	left = virtqueue_is_broken(sq->vq) ? 0 : vnet_sq_in_use(sq);
-	__netif_tx_unlock_bh(txq);
+	vnet_txq_unlock_bh(sq, txq);
 	return left;
 }
 
@@ -301,7 +301,7 @@ void vnet_qp_disable(struct vnet *vi, unsigned int i)
 	vnet_qp_timer_stop(&qp->rx_timer);
 	__netif_tx_lock_bh(txq);
 	vnet_tx_timer_stopped(&qp->sq);
-	__netif_tx_unlock_bh(txq);
+	vnet_txq_unlock_bh(&qp->sq, txq);
 	if (qp->sq.use_napi) {
 		vnet_queue_set_napi(vi->dev, i, false, NULL);
 		napi_disable(&qp->sq.napi);

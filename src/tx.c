@@ -310,17 +310,17 @@ void vnet_tx_poll_flush(struct vnet_sq *sq)
 	__netif_tx_lock(txq, raw_smp_processor_id());
 	if (sq->kick.poll && sq->kick.pending)
 		vnet_tx_kick(sq, VNET_KICKED_POLL, vnet_now());
-	vnet_tx_flush_wanted(sq);
-	__netif_tx_unlock(txq);
+	vnet_txq_unlock(sq, txq);
 }
 
 /*
- * What the adaptive kick policy needs to know about @skb (see
- * policy/kick.h): whether it is bulk and whether it is a pure TCP
+ * What the kick policy needs to know about @skb (see policy/kick.h):
+ * whether it is bulk, a segment of a TCP stream, and a pure TCP
  * acknowledgment.  Bulk is a GSO packet, or a TCP segment that is large
  * or has more of its socket's data queued behind it, unless the socket is
  * answering (@t): then what it sends is an answer someone waits for,
- * however large (an HTTP response).
+ * however large (an HTTP response), and its socket's earlier bulk does
+ * not make it bulk either.  Of anything else only a GSO packet is bulk.
  */
 static void vnet_tx_classify(const struct sk_buff *skb,
 			     const struct vnet_tx_tcp *t,
@@ -474,7 +474,6 @@ void vnet_tx_reclaim_timer(struct vnet_sq *sq)
 					     vnet_sq_in_use(sq),
 					     netif_xmit_stopped(txq),
 					     sq->use_napi, now));
-	vnet_tx_flush_wanted(sq);
 }
 
 /*
@@ -506,7 +505,6 @@ void vnet_tx_recover(struct vnet_sq *sq)
 			vnet_tx_wake_if_room(sq, txq);
 		}
 	}
-	vnet_tx_flush_wanted(sq);
 }
 
 /* Derive the policies' views of the queue's coalescing settings. */
@@ -726,6 +724,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	if (unlikely(sq->paused)) {
 		/* Ring being resized: the stack requeues this skb. */
 		netif_tx_stop_queue(txq);
+		vnet_tx_flush_wanted(sq);
 		return NETDEV_TX_BUSY;
 	}
 
@@ -759,6 +758,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 			vnet_tx_flush(sq);
 			vnet_tx_burst_end(sq, now);
 		}
+		vnet_tx_flush_wanted(sq);
 		return NETDEV_TX_OK;
 	}
 	sq->reclaim.last_xmit_ns = now;

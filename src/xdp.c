@@ -176,7 +176,7 @@ out:
 	if (notified)
 		u64_stats_inc(&sq->stats.kicks);
 	u64_stats_update_end(&sq->stats.syncp);
-	__netif_tx_unlock(txq);
+	vnet_txq_unlock(sq, txq);
 	return sent;
 }
 

@@ -450,7 +450,7 @@ static int vnet_xsk_sq_set(struct vnet *vi, struct vnet_sq *sq,
 	__netif_tx_lock_bh(txq);
 	sq->xsk_pool = pool;
 	sq->xsk_done = 0;
-	__netif_tx_unlock_bh(txq);
+	vnet_txq_unlock_bh(sq, txq);
 	vnet_tx_resume(vi, sq->qp->index);
 	if (tx_napi)
 		vnet_napi_enable(&sq->napi, sq->vq);

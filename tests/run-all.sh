@@ -187,6 +187,7 @@ if [ $failed -eq 0 ]; then
 	kunit_start
 	step "version" sh packaging/check-version.sh
 	step "checkpatch --strict" bash tests/checkpatch.sh
+	step "driver rules" bash tests/driver-rules.sh
 	step "shellcheck" lint_scripts
 	step "packages (quick)" bash tests/package.sh --quick
 	built="no kernel environments"
