@@ -672,14 +672,8 @@ static inline void vnet_xdp_skb_frags(struct sk_buff *skb,
 
 #if VNET_CAN_XSK
 #ifdef VNET_HAVE_VQ_MAP_SINGLE
-#define vnet_vq_map_single	virtqueue_map_single_attrs
-#define vnet_vq_unmap_single	virtqueue_unmap_single_attrs
-#define vnet_vq_mapping_error	virtqueue_map_mapping_error
 #define vnet_vq_sync_range_for_cpu virtqueue_map_sync_single_range_for_cpu
 #else
-#define vnet_vq_map_single	virtqueue_dma_map_single_attrs
-#define vnet_vq_unmap_single	virtqueue_dma_unmap_single_attrs
-#define vnet_vq_mapping_error	virtqueue_dma_mapping_error
 #define vnet_vq_sync_range_for_cpu virtqueue_dma_sync_single_range_for_cpu
 #endif
 /* The device wrote @len bytes at @addr of a buffer mapped by a pool. */

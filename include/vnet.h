@@ -217,12 +217,13 @@ struct vnet_sq {
 	/*
 	 * AF_XDP zero-copy transmit (xsk.c), under the TX queue lock: the
 	 * pool, the socket's frames reclaim found done, and the header they
-	 * all share.
+	 * all share (mapped on xsk_hdr_dev).
 	 */
 	struct xsk_buff_pool *xsk_pool;
 	unsigned int xsk_done;
 	void *xsk_hdr;
 	dma_addr_t xsk_hdr_dma;
+	struct device *xsk_hdr_dev;
 
 	struct vnet_sq_stats stats;
 	struct vnet_irq_stats irq;

@@ -209,7 +209,7 @@ probe VIRTQUEUE_RESET_DONE include/linux/virtio.h \
 	'virtqueue_reset() with recycle_done, to swap buffers for AF_XDP (no zero-copy)'
 probe VQ_MAP_SINGLE include/linux/virtio.h \
 	'dma_addr_t virtqueue_map_single_attrs\(' - \
-	'virtqueue_map_single_attrs() (virtqueue_dma_map_single_attrs())'
+	'virtqueue_map_sync_single_range_for_cpu() for pool buffers (virtqueue_dma_*())'
 probe PAGE_POOL_HELPERS_H include/net/page_pool/helpers.h \
 	'page_pool_dev_alloc_frag\(' 'page_pool_dev_alloc_frag' \
 	'page pool API in net/page_pool/helpers.h (net/page_pool.h)'

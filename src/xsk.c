@@ -27,6 +27,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/dma-mapping.h>
 #include <linux/filter.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
@@ -457,19 +458,28 @@ static int vnet_xsk_sq_set(struct vnet *vi, struct vnet_sq *sq,
 	return err;
 }
 
-/* The shared header of the socket's frames: zero, mapped for the device. */
+/*
+ * The shared header of the socket's frames: zero, mapped for the device
+ * the way the pool's frames are (the DMA API on the virtqueues' DMA
+ * device, vnet_xsk_check()).  Not through the virtqueue: the mapping
+ * must be undone at unbind also when the virtqueues are gone (a restore
+ * that failed), and the device outlives them.
+ */
 static int vnet_xsk_hdr_map(struct vnet *vi, struct vnet_sq *sq)
 {
+	struct device *dma = virtqueue_dma_dev(sq->vq);
+
 	sq->xsk_hdr = kzalloc(vi->hdr_len, GFP_KERNEL);
 	if (!sq->xsk_hdr)
 		return -ENOMEM;
-	sq->xsk_hdr_dma = vnet_vq_map_single(sq->vq, sq->xsk_hdr, vi->hdr_len,
-					     DMA_TO_DEVICE, 0);
-	if (vnet_vq_mapping_error(sq->vq, sq->xsk_hdr_dma)) {
+	sq->xsk_hdr_dma = dma_map_single(dma, sq->xsk_hdr, vi->hdr_len,
+					 DMA_TO_DEVICE);
+	if (dma_mapping_error(dma, sq->xsk_hdr_dma)) {
 		kfree(sq->xsk_hdr);
 		sq->xsk_hdr = NULL;
 		return -ENOMEM;
 	}
+	sq->xsk_hdr_dev = dma;
 	return 0;
 }
 
@@ -477,10 +487,11 @@ static void vnet_xsk_hdr_unmap(struct vnet *vi, struct vnet_sq *sq)
 {
 	if (!sq->xsk_hdr)
 		return;
-	vnet_vq_unmap_single(sq->vq, sq->xsk_hdr_dma, vi->hdr_len,
-			     DMA_TO_DEVICE, 0);
+	dma_unmap_single(sq->xsk_hdr_dev, sq->xsk_hdr_dma, vi->hdr_len,
+			 DMA_TO_DEVICE);
 	kfree(sq->xsk_hdr);
 	sq->xsk_hdr = NULL;
+	sq->xsk_hdr_dev = NULL;
 }
 #else
 static int vnet_xsk_sq_set(struct vnet *vi, struct vnet_sq *sq,
@@ -581,7 +592,8 @@ unmap_hdr:
 
 /*
  * Unbind: also while the interface is down, the pairs disabled, or with
- * the device detached (no virtqueues: then only the state goes).
+ * the device detached (no virtqueues: then only the state and the
+ * mappings go).
  */
 static int vnet_xsk_disable(struct vnet *vi, u16 qid)
 {
@@ -598,8 +610,8 @@ static int vnet_xsk_disable(struct vnet *vi, u16 qid)
 	if (qp->rq.vq) {
 		err = vnet_xsk_sq_set(vi, &qp->sq, NULL);
 		err = vnet_xsk_rq_swap(vi, &qp->rq, NULL) ? : err;
-		vnet_xsk_hdr_unmap(vi, &qp->sq);
 	}
+	vnet_xsk_hdr_unmap(vi, &qp->sq);
 	/*
 	 * The core frees the pool after this, whatever we return.  A ring
 	 * whose reset failed (logged; only a broken device fails it) still
