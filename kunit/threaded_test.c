@@ -51,8 +51,13 @@ static void thr_judge_bounds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, judge(49, 49, 50), VNET_THR_NONE);
 	KUNIT_EXPECT_EQ(test, judge(50, 45, 50), VNET_THR_CANDIDATE);
 	KUNIT_EXPECT_EQ(test, judge(50, 44, 50), VNET_THR_BUSY);
-	/* traffic gone: calm, whatever the few interrupts found */
+	/*
+	 * traffic gone: calm, whatever the few interrupts found; below 13
+	 * (a quarter of 50, rounded up), as docs/design.md says
+	 */
 	KUNIT_EXPECT_EQ(test, judge(11, 11, 50), VNET_THR_CALM);
+	KUNIT_EXPECT_EQ(test, judge(12, 12, 50), VNET_THR_CALM);
+	KUNIT_EXPECT_EQ(test, judge(13, 13, 50), VNET_THR_NONE);
 	KUNIT_EXPECT_EQ(test, judge(0, 0, 0), VNET_THR_CALM);
 	/* the calm share: below 50%, with the CPUs half idle */
 	KUNIT_EXPECT_EQ(test, judge(100, 49, 50), VNET_THR_CALM);

@@ -21,8 +21,9 @@
  *    average (there is room to move the receive work to);
  *  - calm: fewer than busy_pct_off % of the interrupts found a task and
  *    the CPUs were idle at least idle_calm_pct % of the window (they have
- *    room, also where the interrupts come), or fewer than min_irqs / 4
- *    interrupts and packets received (the traffic has gone);
+ *    room, also where the interrupts come), or fewer than a quarter of
+ *    min_irqs (rounded up: 13 of 50) interrupts and packets received (the
+ *    traffic has gone);
  *  - busy: anything else with min_irqs interrupts; none below that (also
  *    when packets come without interrupts: a poll that keeps finding work
  *    keeps its interrupt off, as threaded polls under a flood do).

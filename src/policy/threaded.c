@@ -44,9 +44,10 @@ void vnet_thr_cfg_default(struct vnet_thr_cfg *cfg)
 enum vnet_thr_verdict vnet_thr_judge(const struct vnet_thr_cfg *cfg,
 				     const struct vnet_thr_window *w)
 {
-	if (w->irqs < cfg->min_irqs / 4)
-		return w->packets < cfg->min_irqs / 4 ? VNET_THR_CALM :
-							 VNET_THR_NONE;
+	u64 gone = DIV_ROUND_UP(cfg->min_irqs, 4);
+
+	if (w->irqs < gone)
+		return w->packets < gone ? VNET_THR_CALM : VNET_THR_NONE;
 	if (w->busy * 100 < w->irqs * cfg->busy_pct_off &&
 	    w->idle_ns * 100 >= w->ns * w->cpus * cfg->idle_calm_pct && w->cpus)
 		return VNET_THR_CALM;
