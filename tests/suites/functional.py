@@ -548,6 +548,7 @@ def t_netem(ctx: Ctx):
     released = [n for n in net.ethtool_stat_names(g) if n.endswith("_released_at_send")]
     used0 = sockets_used(g)
     st0 = net.ethtool_stats(g)
+    g.run_ok("vnet modprobe sch_netem")
     g.run_ok(f"/usr/sbin/tc qdisc replace dev {ifn} root netem delay 1ms loss 1%")
     g.run_ok(f"/vnet/vnet-load server -p {AUTOCORK_PORT} >/dev/null 2>&1 & sleep 0.3")
     try:
