@@ -546,20 +546,23 @@ static void vnet_qstats_hw_tx(struct vnet *vi, unsigned int first,
 	kvfree(hw);
 }
 
-/* Base: 0 for each field the device keeps, plus its inactive pairs. */
-static void vnet_qstats_hw_base(struct vnet *vi,
+/*
+ * Base: 0 for each field the device keeps, plus the queues the core does
+ * not ask about (from @rxq and @txq on, vnet_qstats_base()).
+ */
+static void vnet_qstats_hw_base(struct vnet *vi, unsigned int rxq,
+				unsigned int txq,
 				struct netdev_queue_stats_rx *rx,
 				struct netdev_queue_stats_tx *tx)
 {
 	static const struct vnet_ds_ctrs zero;
-	unsigned int n = vi->max_pairs - vi->curr_pairs;
 
 	vnet_dev_stats_qstats_rx(vi, &zero, rx, false);
 	vnet_dev_stats_qstats_tx(vi, &zero, tx, false);
-	if (!n)
-		return;
-	vnet_qstats_hw_rx(vi, vi->curr_pairs, n, rx, true);
-	vnet_qstats_hw_tx(vi, vi->curr_pairs, n, tx, true);
+	if (rxq < vi->max_pairs)
+		vnet_qstats_hw_rx(vi, rxq, vi->max_pairs - rxq, rx, true);
+	if (txq < vi->max_pairs)
+		vnet_qstats_hw_tx(vi, txq, vi->max_pairs - txq, tx, true);
 }
 #else
 static void vnet_qstats_hw_rx(struct vnet *vi, unsigned int first,
@@ -574,7 +577,8 @@ static void vnet_qstats_hw_tx(struct vnet *vi, unsigned int first,
 {
 }
 
-static void vnet_qstats_hw_base(struct vnet *vi,
+static void vnet_qstats_hw_base(struct vnet *vi, unsigned int rxq,
+				unsigned int txq,
 				struct netdev_queue_stats_rx *rx,
 				struct netdev_queue_stats_tx *tx)
 {
@@ -608,12 +612,19 @@ static void vnet_qstats_tx(struct net_device *dev, int i,
 	vnet_qstats_hw_tx(vi, i, 1, stats, false);
 }
 
-/* Totals of the pairs not active now, so device totals add up. */
+/*
+ * Totals of the queues the core does not ask about, so that device totals
+ * add up: it asks about the stack's queues (real_num_*_queues), and with
+ * dedicated XDP pairs the stack has fewer send queues than active pairs
+ * (xdp.c): those pairs' earlier counts are here too.
+ */
 static void vnet_qstats_base(struct net_device *dev,
 			     struct netdev_queue_stats_rx *rx,
 			     struct netdev_queue_stats_tx *tx)
 {
 	struct vnet *vi = netdev_priv(dev);
+	unsigned int rxq = min_t(unsigned int, dev->real_num_rx_queues, vi->max_pairs);
+	unsigned int txq = min_t(unsigned int, dev->real_num_tx_queues, vi->max_pairs);
 	unsigned int q;
 
 	rx->packets = 0;
@@ -623,21 +634,24 @@ static void vnet_qstats_base(struct net_device *dev,
 	tx->bytes = 0;
 	tx->stop = 0;
 	tx->wake = 0;
-	for (q = vi->curr_pairs; q < vi->max_pairs; q++) {
+	for (q = rxq; q < vi->max_pairs; q++) {
 		struct vnet_rx_sums r;
-		struct vnet_tx_sums t;
 
 		vnet_rx_sum(&vi->qp[q].rq, &r);
-		vnet_tx_sum(&vi->qp[q].sq, &t);
 		rx->packets += r.packets;
 		rx->bytes += r.bytes;
 		rx->alloc_fail += r.nomem;
+	}
+	for (q = txq; q < vi->max_pairs; q++) {
+		struct vnet_tx_sums t;
+
+		vnet_tx_sum(&vi->qp[q].sq, &t);
 		tx->packets += t.packets;
 		tx->bytes += t.bytes;
 		tx->stop += t.stops;
 		tx->wake += t.wakes;
 	}
-	vnet_qstats_hw_base(vi, rx, tx);
+	vnet_qstats_hw_base(vi, rxq, txq, rx, tx);
 }
 
 static const struct netdev_stat_ops vnet_stat_ops = {
