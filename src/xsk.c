@@ -223,14 +223,12 @@ void vnet_xsk_rx_one(struct vnet_rq *rq, struct xsk_buff_pool *pool,
 	struct sk_buff *skb;
 	u64 ignored = 0;
 
-	if (vnet_rx_check_first(len, vi->hdr_len, cap)) {
+	if (len < vi->hdr_len) {
+		/* Not even a header: num_buffers is unknown, drop just this. */
 		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
 		xsk_buff_free(xdp);
 		return;
 	}
-	dlen = len - vi->hdr_len;
-	xsk_buff_set_size(xdp, dlen);
-	xsk_buff_dma_sync_for_cpu(xdp);
 	vnet_vq_sync_for_cpu(rq->vq, xsk_buff_xdp_get_dma(xdp) - vi->hdr_len,
 			     vi->hdr_len);
 	memcpy(&hdr, (u8 *)xdp->data - vi->hdr_len, vi->hdr_len);
@@ -245,6 +243,19 @@ void vnet_xsk_rx_one(struct vnet_rq *rq, struct xsk_buff_pool *pool,
 		}
 		left--;
 	}
+	/*
+	 * Longer than the buffer (a malformed device): the frame is dropped
+	 * with the buffers it continues in, which would otherwise be taken
+	 * for frames of their own, their data read as headers.
+	 */
+	if (vnet_rx_check_first(len, vi->hdr_len, cap)) {
+		vnet_rx_bad(rq, &rq->stats.drop_bad_len, "bad length", len);
+		vnet_xsk_rx_drop(rq, xdp, left);
+		return;
+	}
+	dlen = len - vi->hdr_len;
+	xsk_buff_set_size(xdp, dlen);
+	xsk_buff_dma_sync_for_cpu(xdp);
 
 	u64_stats_update_begin(&rq->stats.syncp);
 	u64_stats_inc(&rq->stats.xsk_packets);
