@@ -598,6 +598,7 @@ void vnet_qp_rx_timer_fired(struct vnet_qp_timer *t, unsigned long expired);
 /* threaded.c */
 void vnet_thr_init(struct vnet *vi);
 void vnet_thr_start(struct vnet *vi);
+void vnet_thr_resume(struct vnet *vi);
 void vnet_thr_stop(struct vnet *vi);
 void vnet_thr_window_end(struct vnet *vi, u64 now);
 /* trials, switches, livelock windows: the device's auto_threaded counters */

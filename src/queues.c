@@ -385,7 +385,7 @@ void vnet_refill_work(struct work_struct *work)
 /*
  * Bring every pair up (open, restore): fill the active pairs' rings while
  * their NAPI is still off, enable NAPI and timers, and only then allow
- * the deferred refill.  Caller holds RTNL.
+ * the deferred refill and a threaded-mode switch.  Caller holds RTNL.
  */
 void vnet_pairs_start(struct vnet *vi)
 {
@@ -400,6 +400,7 @@ void vnet_pairs_start(struct vnet *vi)
 	}
 	vi->pairs_enabled = true;
 	vnet_refill_enable(vi, refill);
+	vnet_thr_resume(vi);
 }
 
 /*

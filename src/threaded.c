@@ -104,50 +104,63 @@ void vnet_thr_counters(struct vnet *vi, u64 *data)
 	spin_unlock_bh(&vi->thr.lock);
 }
 
+/* Switch to @want (RTNL held); true: automatic switching must stop. */
+static bool vnet_thr_apply(struct vnet *vi, bool want)
+{
+	struct net_device *dev = vi->dev;
+	int err;
+
+	if (want) {
+		/* Already threaded: the user's, left alone (applied stays off). */
+		if (vnet_threaded(dev))
+			return false;
+		err = vnet_set_threaded(dev, true);
+		if (err) {
+			netdev_warn(dev, "auto_threaded: threaded NAPI could not be turned on (%d), automatic switching stops\n",
+				    err);
+			return true;
+		}
+		vi->thr.applied = true;
+		netdev_dbg(dev, "auto_threaded: receive livelock, threaded NAPI on\n");
+		return false;
+	}
+	vi->thr.applied = false;
+	if (!vnet_threaded(dev)) {
+		netdev_info(dev, "auto_threaded: threaded NAPI was turned off by someone else, automatic switching stops\n");
+		return true;
+	}
+	err = vnet_set_threaded(dev, false);
+	if (err) {
+		netdev_warn(dev, "auto_threaded: threaded NAPI could not be turned off (%d), automatic switching stops\n",
+			    err);
+		return true;
+	}
+	netdev_dbg(dev, "auto_threaded: threaded NAPI off\n");
+	return false;
+}
+
 static void vnet_thr_work(struct work_struct *work)
 {
 	struct vnet *vi = container_of(work, struct vnet, thr.work);
-	struct net_device *dev = vi->dev;
 	bool want, stop = false;
-	int err;
 
 	spin_lock_bh(&vi->thr.lock);
 	want = vnet_thr_on(&vi->thr.st);
 	spin_unlock_bh(&vi->thr.lock);
 
 	rtnl_lock();
-	if (want == vi->thr.applied)
-		goto out;
-	if (want) {
-		/* Already threaded: the user's, left alone (applied stays off). */
-		if (vnet_threaded(dev))
-			goto out;
-		err = vnet_set_threaded(dev, true);
-		if (err) {
-			netdev_warn(dev, "auto_threaded: threaded NAPI could not be turned on (%d), automatic switching stops\n",
-				    err);
-			stop = true;
-			goto out;
-		}
-		vi->thr.applied = true;
-		netdev_dbg(dev, "auto_threaded: receive livelock, threaded NAPI on\n");
-	} else {
-		vi->thr.applied = false;
-		if (!vnet_threaded(dev)) {
-			netdev_info(dev, "auto_threaded: threaded NAPI was turned off by someone else, automatic switching stops\n");
-			stop = true;
-			goto out;
-		}
-		err = vnet_set_threaded(dev, false);
-		if (err) {
-			netdev_warn(dev, "auto_threaded: threaded NAPI could not be turned off (%d), automatic switching stops\n",
-				    err);
-			stop = true;
-		} else {
-			netdev_dbg(dev, "auto_threaded: threaded NAPI off\n");
-		}
+	/*
+	 * Only while every pair's NAPI is on: from 6.17 turning threaded mode
+	 * off waits for each instance to go idle, which a disabled one never
+	 * does (a switch queued just before ifdown would then hold RTNL for
+	 * ever).  Open and restore queue the work again.  The deferred refill
+	 * turns instances off for a moment, so it waits meanwhile.
+	 */
+	if (want != vi->thr.applied && vi->pairs_enabled) {
+		vnet_refill_disable(vi);
+		stop = vnet_thr_apply(vi, want);
+		vnet_refill_enable(vi, false);
 	}
-out:
 	rtnl_unlock();
 	if (stop) {
 		spin_lock_bh(&vi->thr.lock);
@@ -175,6 +188,16 @@ void vnet_thr_start(struct vnet *vi)
 	spin_lock_bh(&vi->thr.lock);
 	WRITE_ONCE(vi->thr.enabled, true);
 	spin_unlock_bh(&vi->thr.lock);
+}
+
+/*
+ * The pairs are up again (open, restore): a switch that found them down
+ * is made now.  Caller holds RTNL; the work waits for it.
+ */
+void vnet_thr_resume(struct vnet *vi)
+{
+	if (READ_ONCE(vi->thr.enabled))
+		schedule_work(&vi->thr.work);
 }
 
 /* Remove: no more switches; the device's NAPI threads go with it. */

@@ -802,6 +802,83 @@ def t_refill_order(ctx: Ctx):
     ctx.note("open and restore: a refill deferred while a pair was still off waited")
 
 
+@suite.test("threaded_switch_down", MAIN, "main", timeout=300)
+def t_threaded_switch_down(ctx: Ctx):
+    """auto_threaded's switch only while the pairs are up.  vnet_fault makes
+    every window a livelock (vnet_thr_judge), so under a ping the driver
+    turns threaded NAPI on for a trial and off again; once it is on,
+    vnet_fault2 holds the next switch 1.5 s before it takes RTNL, and the
+    interface goes down meanwhile.  From 6.17, turning threaded mode off with the NAPI
+    instances disabled never returns (RTNL held for ever: ip link up hung on
+    7.2 before the fix).  Now the switch waits for the open, which makes
+    it; every command returns, the setting ends where the driver wants it."""
+    g = ctx.g
+    if ctx.driver != "ours":
+        ctx.note("ours only (auto_threaded is our option)")
+        return
+    ifn = net.ifname(g)
+    thr = f"/sys/class/net/{ifn}/threaded"
+    if g.run(f"test -e {thr}").rc != 0:
+        ctx.note("skipped: no threaded NAPI on this kernel (5.12+)")
+        return
+    f1, f2 = put_kmod(ctx, "vnet_fault"), put_kmod(ctx, "vnet_fault2")
+    p2 = "/sys/module/vnet_fault2/parameters/injected"
+    peer = g.nics[0].host_ip
+    downs_on = 0
+    hung = False
+    try:
+        r = g.run("vnet reload auto_threaded=1", timeout=120)
+        check(r.rc == 0, f"vnet reload auto_threaded=1 failed: {r.out}{r.err}")
+        g.refresh_nics()
+        ifn = net.ifname(g)
+        thr = f"/sys/class/net/{ifn}/threaded"
+        # VNET_THR_CANDIDATE is 1 (include/policy/threaded.h).
+        g.run_ok(f"insmod {f1} func=vnet_thr_judge error=1 times=1000000")
+        for attempt in range(4):
+            # Once a trial turned threaded mode on, hold the next switch (the
+            # one turning it off), go down while it waits, come up: all
+            # within 30 s or RTNL is stuck.
+            cmd = (f"ping -q -i 0.05 -w 20 {peer} >/dev/null 2>&1 & pid=$!; "
+                   f"i=0; while [ $(cat {thr}) = 0 ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done; "
+                   f"insmod {f2} func=rtnl_lock caller=vnet_thr_work delay_ms=1500 times=1 && "
+                   f"i=0; while [ $(cat {p2}) = 0 ] && [ $i -lt 1500 ]; do sleep 0.01; i=$((i + 1)); done; "
+                   f"t=$(cat {thr}); n=$(cat {p2}); {IP} link set {ifn} down; sleep 2.5; "
+                   f"{IP} link set {ifn} up; rc=$?; kill $pid 2>/dev/null; wait; "
+                   f"rmmod vnet_fault2; echo held $n threaded $t; exit $rc")
+            r = g.run(cmd, timeout=40)
+            hung = r.timed_out
+            check(r.rc == 0 and not r.timed_out,
+                  f"attempt {attempt + 1}: ip link down/up around a held threaded switch "
+                  f"(rc={r.rc}{', hung: RTNL held' if r.timed_out else ''}): {r.out}{r.err}")
+            m = re.search(r"held (\d+) threaded (\d+)", r.out)
+            check(m is not None, f"no report: {r.out}")
+            if m.group(1) == "1" and m.group(2) == "1":
+                downs_on += 1
+            check(poll(lambda: g.run(f"cat /sys/class/net/{ifn}/carrier").out.strip() == "1", 10),
+                  f"attempt {attempt + 1}: no carrier")
+            net.ping(g, count=2)
+            if downs_on >= 2:
+                break
+        check(downs_on >= 1, "the switch off was never held across ifdown (the test did not "
+                             "reach the case it is for)")
+        injected = int(g.run_ok("cat /sys/module/vnet_fault/parameters/injected").strip())
+        g.run_ok("rmmod vnet_fault")
+        # No more forced verdicts: the trial in course ends, threaded goes off.
+        ok = poll(lambda: (net.ping(g, count=3) or True) and
+                  g.run(f"cat {thr}").out.strip() == "0", 30, 1.0)
+        check(ok, f"threaded mode still {g.run(f'cat {thr}').out.strip()} 30 s after the forced verdicts")
+        ctx.note(f"{downs_on} ifdown(s) with a held switch while threaded was on; "
+                 f"{injected} windows judged by vnet_fault")
+    finally:
+        # With RTNL held for ever the guest cannot be put back (the harness
+        # boots a new one for the next test).
+        if not hung:
+            g.run("rmmod vnet_fault2; rmmod vnet_fault")
+            g.run(f"echo 0 > {thr}")
+            g.run("vnet reload", timeout=120)
+            g.refresh_nics()
+
+
 def _modparams(g) -> dict[str, str]:
     names = ("napi_weight", "csum", "gso", "napi_tx")
     out = g.run_ok(" ".join(f"cat /sys/module/virtio_net/parameters/{n};" for n in names))
