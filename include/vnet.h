@@ -216,11 +216,16 @@ struct vnet_sq {
 
 	/*
 	 * AF_XDP zero-copy transmit (xsk.c), under the TX queue lock: the
-	 * pool, the socket's frames reclaim found done, and the header they
-	 * all share (mapped on xsk_hdr_dev).
+	 * pool, the socket's frames queued to the device, those reclaim
+	 * found done, those the pool released that could not be queued
+	 * (given back once every frame before them is done: the pool
+	 * completes in release order), and the header they all share
+	 * (mapped on xsk_hdr_dev).
 	 */
 	struct xsk_buff_pool *xsk_pool;
+	unsigned int xsk_inflight;
 	unsigned int xsk_done;
+	unsigned int xsk_lost;
 	void *xsk_hdr;
 	dma_addr_t xsk_hdr_dma;
 	struct device *xsk_hdr_dev;
@@ -669,7 +674,7 @@ int vnet_xdp_send(struct vnet *vi, struct xdp_frame **frames, int n,
 bool vnet_xdp_rx(struct vnet_rq *rq, void *buf, void *ctx, unsigned int len,
 		 u64 *bytes);
 void vnet_xdp_rx_end(struct vnet_rq *rq);
-bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr);
+bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr, u64 *bytes);
 bool vnet_xdp_attached(const struct vnet *vi);
 const char *vnet_xdp_check_new_mtu(struct vnet *vi, unsigned int mtu);
 int vnet_bpf(struct net_device *dev, struct netdev_bpf *bpf);
@@ -682,7 +687,7 @@ bool vnet_xsk_fill(struct vnet_rq *rq, struct xsk_buff_pool *pool, gfp_t gfp);
 void vnet_xsk_rx_one(struct vnet_rq *rq, struct xsk_buff_pool *pool,
 		     struct xdp_buff *xdp, unsigned int len, u64 *bytes);
 unsigned int vnet_xsk_xmit(struct vnet_sq *sq, unsigned int budget);
-void vnet_xsk_tx_completed(struct vnet_sq *sq, unsigned int n);
+void vnet_xsk_tx_completed(struct vnet_sq *sq);
 int vnet_xsk_wakeup(struct net_device *dev, u32 qid, u32 flags);
 int vnet_xsk_pool_setup(struct vnet *vi, struct xsk_buff_pool *pool, u16 qid);
 

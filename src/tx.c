@@ -151,13 +151,13 @@ static void vnet_tx_release_at_send(struct vnet_sq *sq, struct sk_buff *skb,
 unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 {
 	unsigned int len, frames = 0, packets = 0;
+	u64 bytes = 0, frame_bytes = 0;
 	struct sk_buff *skb;
-	u64 bytes = 0;
 
 	sq->reclaim.last_ns = now;
 	while ((skb = virtqueue_get_buf(sq->vq, &len))) {
 		/* XDP frames: no skb, no byte queue limits (xdp.c) */
-		if (vnet_xdp_tx_done(sq, skb)) {
+		if (vnet_xdp_tx_done(sq, skb, &frame_bytes)) {
 			frames++;
 			continue;
 		}
@@ -167,27 +167,26 @@ unsigned int vnet_tx_reclaim(struct vnet_sq *sq, int budget, u64 now)
 		packets++;
 		napi_consume_skb(skb, budget);
 	}
-	if (VNET_CAN_XSK_TX && sq->xsk_done) {
-		sq->reclaim.waited -= min(sq->reclaim.waited, sq->xsk_done);
-		vnet_xsk_tx_completed(sq, sq->xsk_done);
-		sq->xsk_done = 0;
-	}
-	if (!packets)
-		return frames;
+	if (VNET_CAN_XSK_TX && (sq->xsk_done || sq->xsk_lost))
+		vnet_xsk_tx_completed(sq);
+	if (!packets && !frames)
+		return 0;
 
-	if (sq->use_napi)
+	if (packets && sq->use_napi)
 		netdev_tx_completed_queue(vnet_sq_txq(sq), packets, bytes);
+	/* The interface's totals count what XDP and AF_XDP sent too. */
 	u64_stats_update_begin(&sq->stats.syncp);
-	u64_stats_add(&sq->stats.packets, packets);
-	u64_stats_add(&sq->stats.bytes, bytes);
+	u64_stats_add(&sq->stats.packets, packets + frames);
+	u64_stats_add(&sq->stats.bytes, bytes + frame_bytes);
 	u64_stats_inc(&sq->stats.reclaim_batches);
 	u64_stats_update_end(&sq->stats.syncp);
 	return frames + packets;
 }
 
+/* A buffer detached unsent (reset, resize, removal): freed, not counted. */
 void vnet_tx_free_buf(struct vnet_sq *sq, void *buf)
 {
-	if (!vnet_xdp_tx_done(sq, buf))
+	if (!vnet_xdp_tx_done(sq, buf, NULL))
 		dev_kfree_skb_any(buf);
 }
 

@@ -199,17 +199,31 @@ int vnet_xdp_xmit(struct net_device *dev, int n, struct xdp_frame **frames,
 
 /*
  * Reclaim (tx.c): returns false for an skb, frees an XDP frame, counts
- * an AF_XDP socket's frame for vnet_xsk_tx_completed().
+ * an AF_XDP socket's frame for vnet_xsk_tx_completed().  A frame the
+ * device sent adds its length to *@bytes (NULL: dropped unsent).
  */
-bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr)
+bool vnet_xdp_tx_done(struct vnet_sq *sq, void *ptr, u64 *bytes)
 {
+	struct skb_shared_info *sinfo;
+	struct xdp_frame *f;
+
 	if (vnet_xsk_is_token(ptr)) {
+		/* 0 after an unbind whose reset failed */
+		if (sq->xsk_inflight)
+			sq->xsk_inflight--;
 		sq->xsk_done++;
+		if (bytes)
+			*bytes += vnet_xsk_token_len(ptr);
 		return true;
 	}
 	if (!vnet_xdp_is_token(ptr))
 		return false;
-	xdp_return_frame(vnet_xdp_from_token(ptr));
+	f = vnet_xdp_from_token(ptr);
+	if (bytes) {
+		sinfo = vnet_xdp_frame_sinfo(f);
+		*bytes += f->len + (sinfo ? vnet_xdp_frags_len(sinfo) : 0);
+	}
+	xdp_return_frame(f);
 	return true;
 }
 

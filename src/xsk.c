@@ -291,6 +291,25 @@ void vnet_xsk_rx_one(struct vnet_rq *rq, struct xsk_buff_pool *pool,
 
 #if VNET_CAN_XSK_TX
 /*
+ * Complete to the pool the frames found done, and the lost ones once
+ * nothing queued before them is left; returns how many.
+ */
+static unsigned int vnet_xsk_give_back(struct vnet_sq *sq)
+{
+	unsigned int n = sq->xsk_done;
+
+	sq->reclaim.waited -= min(sq->reclaim.waited, sq->xsk_done);
+	sq->xsk_done = 0;
+	if (!sq->xsk_inflight) {
+		n += sq->xsk_lost;
+		sq->xsk_lost = 0;
+	}
+	if (sq->xsk_pool && n)
+		xsk_tx_completed(sq->xsk_pool, n);
+	return sq->xsk_pool ? n : 0;
+}
+
+/*
  * Send what the socket queued, at most @budget frames; under the TX
  * queue lock, from the TX NAPI poll.  Returns how many were sent.
  */
@@ -304,7 +323,8 @@ unsigned int vnet_xsk_xmit(struct vnet_sq *sq, unsigned int budget)
 	u64 bytes = 0;
 	dma_addr_t addr;
 
-	if (!pool || sq->paused)
+	/* Frames the pool released unsent wait for those before them. */
+	if (!pool || sq->paused || sq->xsk_lost)
 		return 0;
 	/* a header and the frame: two descriptors without indirect ones */
 	n = xsk_tx_peek_release_desc_batch(pool, min(budget,
@@ -327,9 +347,16 @@ unsigned int vnet_xsk_xmit(struct vnet_sq *sq, unsigned int budget)
 	}
 	/* The socket waits for them (policy/reclaim.h). */
 	sq->reclaim.waited += sent;
-	/* Frames released but not queued count as done (and are lost). */
+	sq->xsk_inflight += sent;
+	/*
+	 * Frames released but not queued are lost.  The pool completes in
+	 * release order, so they are given back only after every frame
+	 * queued before them: completing them now would give the socket
+	 * back frames the device has still to read.
+	 */
 	if (sent < n) {
-		xsk_tx_completed(pool, n - sent);
+		sq->xsk_lost = n - sent;
+		vnet_xsk_give_back(sq);
 		u64_stats_update_begin(&sq->stats.syncp);
 		u64_stats_add(&sq->stats.xsk_tx_drops, n - sent);
 		u64_stats_update_end(&sq->stats.syncp);
@@ -354,16 +381,15 @@ unsigned int vnet_xsk_xmit(struct vnet_sq *sq, unsigned int budget)
 }
 
 /*
- * Reclaim (tx.c) took back @n of the socket's frames: tell the pool, and
- * have TX NAPI send what the socket queued meanwhile (the completion may
- * have come from the RX poll or a timer, with no TX interrupt to come).
+ * Reclaim (tx.c) took back some of the socket's frames: give them back,
+ * and have TX NAPI send what the socket queued meanwhile (the completion
+ * may have come from the RX poll or a timer, with no TX interrupt to
+ * come).
  */
-void vnet_xsk_tx_completed(struct vnet_sq *sq, unsigned int n)
+void vnet_xsk_tx_completed(struct vnet_sq *sq)
 {
-	if (!sq->xsk_pool)
-		return;
-	xsk_tx_completed(sq->xsk_pool, n);
-	if (!napi_if_scheduled_mark_missed(&sq->napi))
+	if (vnet_xsk_give_back(sq) &&
+	    !napi_if_scheduled_mark_missed(&sq->napi))
 		vnet_napi_schedule(&sq->napi, sq->vq);
 }
 #endif
@@ -461,7 +487,9 @@ static int vnet_xsk_sq_set(struct vnet *vi, struct vnet_sq *sq,
 	}
 	__netif_tx_lock_bh(txq);
 	sq->xsk_pool = pool;
+	sq->xsk_inflight = 0;
 	sq->xsk_done = 0;
+	sq->xsk_lost = 0;
 	vnet_txq_unlock_bh(sq, txq);
 	vnet_tx_resume(vi, sq->qp->index);
 	if (tx_napi)

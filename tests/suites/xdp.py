@@ -718,3 +718,51 @@ def t_qstats_totals(ctx: Ctx):
         g.run_ok(f"ethtool -L {ifn} combined 2")
     ctx.note(f"with XDP pairs 2-3: qstats tx {q.get('tx-packets')} / rx {q.get('rx-packets')} "
              f"within sysfs; queues 2 and 3 had sent {late}")
+
+
+@suite.test("xdp.tx_counted", XDP, "xdp", timeout=200)
+def t_tx_counted(ctx: Ctx):
+    """What XDP_TX sends counts in the interface's totals (sysfs tx_packets
+    and tx_bytes, and the netlink queue stats where the kernel has them), as
+    the in-tree driver counts it: on nic0's dedicated XDP pairs and nic1's
+    shared one.  Reclaim may come late (delayed reclaim): the totals are
+    polled for 5 s.  Until 2026-12 our reclaim counted skbs only.  The
+    in-tree driver leaves the last frames of a burst unreclaimed until its
+    next XDP send: up to 8 may be missing there."""
+    g = ctx.g
+    _ensure_detached(g)
+    notes = []
+    names = ("tx_packets", "tx_bytes")
+    for nic in (0, 1):
+        attach(g, nic, "tx")
+        try:
+            s0 = net.sysfs_stats(g, nic, names=names)
+            got = send_udp(g, nic, PORT["tx"], 100, reply=True, size=200)
+            check(got >= 95, f"nic{nic}: {got} of 100 datagrams came back")
+            # 200 B of UDP payload: 242 B frames, Ethernet header included.
+            # The in-tree driver takes back XDP frames only at its next XDP
+            # send: the last few stay uncounted there.
+            n = got if ctx.driver == "ours" else got - 8
+            want = (s0["tx_packets"] + n, s0["tx_bytes"] + n * 242)
+            s1 = s0
+            end = time.monotonic() + 5
+            while time.monotonic() < end:
+                s1 = net.sysfs_stats(g, nic, names=names)
+                if (s1["tx_packets"], s1["tx_bytes"]) >= want:
+                    break
+                time.sleep(0.5)
+            check(s1["tx_packets"] >= want[0] and s1["tx_bytes"] >= want[1],
+                  f"nic{nic}: {got} datagrams sent back by XDP_TX, tx_packets grew by "
+                  f"{s1['tx_packets'] - s0['tx_packets']}, tx_bytes by "
+                  f"{s1['tx_bytes'] - s0['tx_bytes']}")
+            q = net.nl_qstats(g, nic)
+            if q is not None:
+                s2 = net.sysfs_stats(g, nic, names=names)
+                v = q["device"].get("tx-packets")
+                check(v is not None and s1["tx_packets"] <= v <= s2["tx_packets"],
+                      f"nic{nic}: qstats tx-packets {v}, sysfs {s1['tx_packets']}.."
+                      f"{s2['tx_packets']}")
+        finally:
+            detach(g, nic)
+        notes.append(f"nic{nic}: {got} back, tx_packets +{s1['tx_packets'] - s0['tx_packets']}")
+    ctx.note("; ".join(notes))
