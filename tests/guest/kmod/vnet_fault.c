@@ -18,11 +18,18 @@
  *    a test can make another path meet it there.  The handler resumes at
  *    a detour that sleeps and then calls @func with the same arguments
  *    (at most six, in registers: x86-64) and returns its result.  Only
- *    for callers that may sleep.
+ *    for callers that may sleep;
+ *  - with @out_arg (0-5), the call runs, and when it returns non-zero
+ *    the u32 that its argument number @out_arg points to is set to
+ *    @out_value (a kretprobe), as if the function had written it: a
+ *    device's report (a used length, say) made malformed.  Calls with a
+ *    zero return are not counted.
  *
  *   insmod vnet_fault.ko func=vnet_vqs_init times=1 error=-12
  *   insmod vnet_fault.ko func=vnet_rx_fill caller=vnet_refill_work delay_ms=500
  *   insmod vnet_fault.ko func=vnet_qp_timer_request_at arg=1 arg_value=1 error=0
+ *   insmod vnet_fault.ko func=virtqueue_get_buf_ctx caller=vnet_rx_receive \
+ *          out_arg=1 out_value=70000 skip=200 times=20
  *   cat /sys/module/vnet_fault/parameters/injected
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -72,6 +79,14 @@ MODULE_PARM_DESC(error, "Return value of a failed call");
 static int delay_ms;
 module_param(delay_ms, int, 0444);
 MODULE_PARM_DESC(delay_ms, "Delay the calls by this long instead of failing them");
+
+static int out_arg = -1;
+module_param(out_arg, int, 0444);
+MODULE_PARM_DESC(out_arg, "Overwrite the u32 this argument (0-5) points to after the call (default -1: fail or delay instead)");
+
+static unsigned int out_value;
+module_param(out_value, uint, 0444);
+MODULE_PARM_DESC(out_value, "The value written there");
 
 static int injected;
 module_param(injected, int, 0444);
@@ -178,6 +193,41 @@ static int vnet_fault_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 /*
+ * out_arg mode.  At the entry (before the return is hooked, so the
+ * return address is still the caller's) keep the pointer if the call is
+ * one to act on; at the return, write through it.
+ */
+static int vnet_fault_out_entry(struct kretprobe_instance *ri,
+				struct pt_regs *regs)
+{
+	if (!vnet_fault_arg_matches(regs) || !vnet_fault_caller_matches(regs))
+		return 1;
+	*(u32 **)ri->data = (u32 *)regs_get_kernel_argument(regs, out_arg);
+	return 0;
+}
+
+static int vnet_fault_out_ret(struct kretprobe_instance *ri,
+			      struct pt_regs *regs)
+{
+	u32 *out = *(u32 **)ri->data;
+
+	if (!regs_return_value(regs) || !out ||
+	    atomic_dec_if_positive(&vnet_fault_skip) >= 0 ||
+	    atomic_dec_if_positive(&vnet_fault_left) < 0)
+		return 0;
+	WRITE_ONCE(injected, READ_ONCE(injected) + 1);
+	WRITE_ONCE(*out, out_value);
+	return 0;
+}
+
+static struct kretprobe vnet_fault_krp = {
+	.entry_handler = vnet_fault_out_entry,
+	.handler = vnet_fault_out_ret,
+	.data_size = sizeof(u32 *),
+	.maxactive = 64,
+};
+
+/*
  * Never runs for an injected call; its presence makes the kprobe one
  * that may change the instruction pointer (IPMODIFY with ftrace) and
  * keeps it from being optimized into a jump.
@@ -191,12 +241,24 @@ static int __init vnet_fault_init(void)
 {
 	int err;
 
-	if (arg > 5) {
-		pr_err("arg=%d: only the six register arguments (0-5)\n", arg);
+	if (arg > 5 || out_arg > 5) {
+		pr_err("arg=%d out_arg=%d: only the six register arguments (0-5)\n",
+		       arg, out_arg);
 		return -EINVAL;
 	}
 	atomic_set(&vnet_fault_skip, skip);
 	atomic_set(&vnet_fault_left, times);
+	if (out_arg >= 0) {
+		vnet_fault_krp.kp.symbol_name = func;
+		err = register_kretprobe(&vnet_fault_krp);
+		if (err) {
+			pr_err("cannot probe the return of %s: %d\n", func, err);
+			return err;
+		}
+		pr_info("the next %d calls of %s return with *arg%d = %u\n",
+			times, func, out_arg, out_value);
+		return 0;
+	}
 	vnet_fault_kp.symbol_name = func;
 	err = register_kprobe(&vnet_fault_kp);
 	if (err) {
@@ -214,7 +276,10 @@ static int __init vnet_fault_init(void)
 
 static void __exit vnet_fault_exit(void)
 {
-	unregister_kprobe(&vnet_fault_kp);
+	if (out_arg >= 0)
+		unregister_kretprobe(&vnet_fault_krp);
+	else
+		unregister_kprobe(&vnet_fault_kp);
 	pr_info("%s: acted on %d calls\n", func, injected);
 }
 
