@@ -733,6 +733,31 @@ static void kick_stamp_from_another_cpu(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vnet_kick_overdue(&s, &cfg, 1100 * US));
 }
 
+/*
+ * The flush timer or the kick may run on a CPU whose clock is behind the
+ * one that stamped the batch: a wait that comes out negative records
+ * nothing (it would wrap to a huge u64 maximum otherwise).
+ */
+static void kick_hold_and_late_clock_behind(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 64, .usecs = 100 };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 1000 * US, false), VNET_KICK_ARM);
+	vnet_kick_flush_late(&s, 1100 * US, 1100 * US - 2 * US);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1000 * US - 5 * US);
+	KUNIT_EXPECT_EQ(test, s.max_late_ns, 0ULL);
+	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 0ULL);
+
+	/* The same path with the clocks in order does record. */
+	KUNIT_EXPECT_EQ(test, pkt(&s, &cfg, 2000 * US, false), VNET_KICK_ARM);
+	vnet_kick_flush_late(&s, 2100 * US, 2103 * US);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 2103 * US);
+	KUNIT_EXPECT_EQ(test, s.max_late_ns, 3ULL * US);
+	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 103ULL * US);
+}
+
 static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_frames_one_kicks_every_packet),
 	KUNIT_CASE(kick_no_hold_without_usecs),
@@ -757,6 +782,7 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_adaptive_shared_queue_holds_no_bulk),
 	KUNIT_CASE(kick_clock_wraparound),
 	KUNIT_CASE(kick_stamp_from_another_cpu),
+	KUNIT_CASE(kick_hold_and_late_clock_behind),
 	KUNIT_CASE(kick_adaptive_history_makes_no_answer_bulk),
 	KUNIT_CASE(kick_answer_window_every_setting),
 	{}
