@@ -57,7 +57,7 @@ def lat_key(cell: M.Cell) -> str | None:
 def rate_limited(cell: M.Cell) -> bool:
     """Open-loop and fixed-rate cells: the throughput is the offered rate,
     so 'best' and the targets look at latency."""
-    return cell.kind == "ol" or (cell.kind == "app" and cell.rate > 0)
+    return cell.kind in ("ol", "pub") or (cell.kind == "app" and cell.rate > 0)
 
 
 SUMMARY_METRICS = ("tps", "mbps", "p50_us", "p99_us", "p99.9_us", "mean_us", "rate_ratio",

@@ -26,6 +26,10 @@ Kinds of cells (tx/rx and "client"/"server" from the guest's point of view):
   ol      open-loop fixed-rate stream of 64 B messages, each answered by the
           guest: vnet-load client -r RATE in the namespace; achieved rate,
           p50/p99/p99.9 RTT
+  pub     open-loop fixed-rate one-way TCP stream from the guest (a telemetry
+          or market-data publisher): vnet-load client -r RATE -s SIZE in the
+          guest, vnet-load sink in the namespace, nothing answered; achieved
+          rate, p50/p99/p99.9 one-way delay above its least (see vnet-load)
   stream  iperf3 in the guest (the benchmark's stream workloads): TCP,
           N flows, -l 64/256/1400 or the default (bulk), tx or rx; Mbit/s
   mixed   one queue pair shared by a bulk TCP sender (iperf3 in the guest)
@@ -57,6 +61,7 @@ MSG_RR_LARGE = 16384    # closed-loop cells with large messages (an HTTP-like an
 MSG_OL = 64             # open-loop message size
 LOAD_PORT = 7000        # vnet-load echo servers in the guest: LOAD_PORT (reuseport, one per vCPU)
 LOAD_WRITES = (1, 2)    # ... answering in this many writes, on LOAD_PORT + index
+PUB_PORT = 7100         # vnet-load sink in the namespace (pub cells)
 SETTLE_S = 0.3          # after a cost switch, before the window
 RAMP_S = 0.5            # after the load generator started, before the first window
 DEFAULT_WINDOW_S = 2.0
@@ -66,7 +71,7 @@ OL_MIN_SAMPLES = 500    # open loop: windows long enough for a p99 from 5 sample
 @dataclass(frozen=True)
 class Cell:
     name: str
-    kind: str                    # rr, ol, stream, mixed, app
+    kind: str                    # rr, ol, pub, stream, mixed, app
     proto: str = "tcp"           # rr/ol: tcp or udp
     flows: int = 1
     msg: int | None = None       # bytes per message or write; None = iperf3 default (bulk)
@@ -83,10 +88,10 @@ class Cell:
 
     @property
     def latency(self) -> bool:
-        return self.kind in ("rr", "ol", "mixed", "app")
+        return self.kind in ("rr", "ol", "pub", "mixed", "app")
 
     def window_s(self, base: float) -> float:
-        if self.kind == "ol" and self.rate:
+        if self.kind in ("ol", "pub") and self.rate:
             return round(min(10.0, max(base, OL_MIN_SAMPLES / self.rate)), 1)
         return base
 
@@ -120,6 +125,15 @@ def _cells() -> dict[str, Cell]:
             out.append(Cell(f"ol-{proto}-{r}", "ol", proto, 1, MSG_OL, rate=r,
                             desc=f"open-loop {proto.upper()} stream, {r} msgs/s of {MSG_OL} B, "
                                  f"each answered by the guest"))
+    # one-way streams from the guest at a fixed rate, only pure
+    # acknowledgments coming back: each segment large (or GSO) but nothing
+    # queued behind it (the kick policy held them by size until 2026-12)
+    for size, rates in PUB_RATES.items():
+        for r in rates:
+            tag = "16k" if size == 16384 else str(size)
+            out.append(Cell(f"pub-{tag}-{r}", "pub", "tcp", 1, size, rate=r,
+                            desc=f"open-loop one-way TCP stream from the guest, {r} msgs/s of "
+                                 f"{size} B, not answered"))
     for d in ("tx", "rx"):
         for size in (64, 256, 1400, None):
             for n in (1, 2, 4, 16):
@@ -139,6 +153,7 @@ def _cells() -> dict[str, Cell]:
 
 
 OL_RATES = (100, 300, 1000, 3000, 10000, 30000)
+PUB_RATES = {1400: (300, 1000, 3000, 10000), 16384: (100, 300, 1000, 3000)}
 # (cell, app, fixed rate/s (0: as fast as the generator goes), connections, what)
 APPS = (("dns-1000", "dns", 1000, 4, "dnsmasq in the guest, dnsperf at 1000 queries/s"),
         ("dns-3000", "dns", 3000, 4, "dnsmasq in the guest, dnsperf at 3000 queries/s"),
@@ -377,6 +392,33 @@ class LoadClient:
         self.proc.stop(signal.SIGTERM)
 
 
+class PubStream(LoadClient):
+    """pub cells: vnet-load client -r RATE in the guest, its messages taken
+    by vnet-load sink in the namespace; window() = SIGUSR1 + the sink's line."""
+
+    def __init__(self, g, cell: Cell):
+        self.proc = g.host_bg([str(load_tool()), "sink", "-p", str(PUB_PORT), "-s", str(cell.msg)],
+                              name=f"vnet-load-sink-{cell.name}")
+        self.seen = 0
+        deadline = time.monotonic() + 30
+        while "READY" not in self.proc.output():
+            if not self.proc.alive() or time.monotonic() > deadline:
+                raise CheckFailed(f"vnet-load sink did not start:\n{self.proc.output()[-1500:]}")
+            time.sleep(0.02)
+        self.sender = g.run_bg(f"/vnet/vnet-load client -c {g.nics[0].host_ip} -p {PUB_PORT} "
+                               f"-n 1 -s {cell.msg} -r {cell.rate}")
+        while "READY" not in self.sender.output():
+            if self.sender.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise CheckFailed(f"{cell.name}: the guest's sender did not connect (rc "
+                                  f"{self.sender.rc}):\n{self.sender.stderr()[-1500:]}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.sender.kill()
+        super().stop()
+
+
 # --- app load generators -------------------------------------------------------------------
 def app_argv(g, cell: Cell, seconds: float, workdir: Path) -> list[str]:
     ip = g.nics[0].guest_ip
@@ -481,6 +523,8 @@ def run_cell(ctx: CellCtx, cell: Cell, on_window=None) -> list[dict]:
             B.wait_ramp(b, w, bg, t0)
         if cell.kind in ("rr", "ol", "mixed"):
             client = LoadClient(g, cell, b.ncpu)
+        elif cell.kind == "pub":
+            client = PubStream(g, cell)
         time.sleep(RAMP_S)
         for model in ctx.models:
             t_step = time.monotonic()
@@ -578,7 +622,7 @@ def cell_metrics(rec: dict, cell: Cell, pairs: int, model: str) -> dict:
         units = load.get("recv", 0)
         m["tps"] = B._div(units, load.get("seconds"))
         m["skipped"] = load.get("skipped")
-        if cell.kind == "ol":
+        if cell.kind in ("ol", "pub"):
             m["rate_ratio"] = B._div(m["tps"], cell.rate)
     for k in ("p50_us", "p90_us", "p99_us", "p99.9_us", "mean_us", "max_us"):
         if load.get(k) is not None:

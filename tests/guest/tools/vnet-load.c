@@ -14,6 +14,16 @@
  *       next message when the answer to the previous one arrived. With -r:
  *       open loop, RATE messages per second in all, evenly spaced, round
  *       robin over the flows, whether or not answers came back.
+ *   vnet-load sink -p PORT -s SIZE
+ *       the receiving end of a one-way TCP stream (a client with -r whose
+ *       messages nobody answers, as from a telemetry publisher): takes
+ *       SIZE-byte messages on PORT and measures each one's one-way delay.
+ *       The sender's clock is another machine's (the guest's), so what it
+ *       reports is the delay above the least one seen within the same
+ *       SINK_SLICE of its own time: the constant offset between the
+ *       clocks and their slow drift cancel, what a driver adds by holding
+ *       a packet back does not (a slice's least delay is a packet that went
+ *       out at once, as the last one of a held batch does).
  *
  * Each message carries its send time (CLOCK_MONOTONIC); the round-trip time
  * of every answer goes into a histogram (1 us steps below 1 ms, 512 steps per
@@ -35,6 +45,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +64,8 @@
 #define LIN 1024                 /* 1 us buckets below 1024 us */
 #define SUB 512                  /* buckets per octave above */
 #define NBUCKETS (LIN + 27 * SUB)
+#define SINK_SLICE_NS 200000000ull /* sink: the baseline's span of time */
+#define SINK_MAX 2000000         /* sink: samples kept per window */
 
 static volatile sig_atomic_t want_window, want_stop;
 
@@ -291,11 +304,15 @@ static int send_msg(struct flow *f)
 		return 0;
 	}
 	if (w > 0) {
-		/* a partial TCP message: finish it, the stream must stay framed */
+		/* a partial TCP message: finish it, the stream must stay framed
+		 * (the socket is non-blocking: wait until it takes more) */
 		for (ssize_t off = w; off < msg_size;) {
 			ssize_t r = send(f->fd, out + off, (size_t)(msg_size - off), MSG_NOSIGNAL);
+			struct pollfd pf = { .fd = f->fd, .events = POLLOUT };
 
-			if (r < 0 && errno != EINTR)
+			if (r < 0 && errno == EAGAIN)
+				poll(&pf, 1, 100);
+			else if (r < 0 && errno != EINTR)
 				die("send");
 			off += r > 0 ? r : 0;
 		}
@@ -457,11 +474,135 @@ static int client(const char *ip, int port, int nports, int rate, double duratio
 	return 0;
 }
 
+/* --- sink ----------------------------------------------------------------- */
+
+struct sample {
+	uint64_t at;             /* when it arrived (this clock) */
+	int64_t delay;           /* arrival minus send time (two clocks) */
+};
+
+static struct sample *samples;
+static size_t nsamples;
+
+/* the window's delays above each slice's least one into the histogram */
+static void sink_window(void)
+{
+	size_t i = 0;
+
+	while (i < nsamples) {
+		uint64_t slice = samples[i].at / SINK_SLICE_NS;
+		int64_t least = samples[i].delay;
+		size_t j;
+
+		for (j = i; j < nsamples && samples[j].at / SINK_SLICE_NS == slice; j++)
+			if (samples[j].delay < least)
+				least = samples[j].delay;
+		for (; i < j; i++)
+			record((uint64_t)(samples[i].delay - least));
+	}
+	nsamples = 0;
+}
+
+static int sink(int port)
+{
+	static char buf[MAX_MSG];
+	int ep = epoll_create1(0), lfd;
+	uint64_t tw = now_ns();
+	unsigned seq = 0;
+
+	nflows = 0;
+	samples = calloc(SINK_MAX, sizeof(*samples));
+	flows = calloc(MAX_FLOWS, sizeof(*flows));
+	if (ep < 0 || !samples || !flows)
+		die("sink setup");
+	lfd = reuse_socket(SOCK_STREAM, port);
+	if (listen(lfd, 64) < 0)
+		die("listen");
+	ep_add(ep, lfd, EPOLLIN, MAX_FLOWS);
+	printf("READY 0\n");
+	fflush(stdout);
+	while (!want_stop) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(ep, evs, 64, 100);
+
+		if (n < 0 && errno != EINTR)
+			die("epoll_wait");
+		for (int i = 0; i < n; i++) {
+			uint64_t k = evs[i].data.u64;
+			struct flow *f;
+
+			if (k == MAX_FLOWS) {
+				int c;
+
+				while ((c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
+					if (nflows == MAX_FLOWS) {
+						close(c);
+						continue;
+					}
+					flows[nflows].fd = c;
+					ep_add(ep, c, EPOLLIN, (uint64_t)nflows++);
+				}
+				continue;
+			}
+			f = &flows[k];
+			for (;;) {
+				ssize_t r = read(f->fd, buf, sizeof(buf));
+				uint64_t t = now_ns();
+
+				if (r <= 0) {
+					if (r == 0 || errno != EAGAIN) {
+						epoll_ctl(ep, EPOLL_CTL_DEL, f->fd, NULL);
+						close(f->fd);
+					}
+					break;
+				}
+				for (ssize_t off = 0; off < r;) {
+					size_t take = (size_t)msg_size - f->have;
+
+					if (take > (size_t)(r - off))
+						take = (size_t)(r - off);
+					/* only the header is kept: the send time */
+					if (f->have < 8)
+						memcpy(f->in + f->have, buf + off,
+						       take < 8 - f->have ? take : 8 - f->have);
+					f->have += take;
+					off += (ssize_t)take;
+					if (f->have == (size_t)msg_size) {
+						uint64_t sent;
+
+						memcpy(&sent, f->in, 8);
+						f->have = 0;
+						if (nsamples < SINK_MAX) {
+							samples[nsamples].at = t;
+							samples[nsamples].delay = (int64_t)(t - sent);
+							nsamples++;
+						} else {
+							w_skipped++;
+						}
+					}
+				}
+			}
+		}
+		if (want_window) {
+			uint64_t t = now_ns();
+
+			want_window = 0;
+			sink_window();
+			print_window("W", seq++, (double)(t - tw) / 1e9);
+			tw = t;
+		}
+	}
+	sink_window();
+	print_window("END", seq, (double)(now_ns() - tw) / 1e9);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: vnet-load server -p PORT [-w WRITES]\n"
 			"       vnet-load client -c IP -p PORT [-P NPORTS] [-u] -n FLOWS -s SIZE "
-			"[-r RATE] [-d SECONDS]\n");
+			"[-r RATE] [-d SECONDS]\n"
+			"       vnet-load sink -p PORT -s SIZE\n");
 	exit(2);
 }
 
@@ -501,6 +642,11 @@ int main(int argc, char **argv)
 		if (writes < 1 || writes > 16)
 			usage();
 		return server(port, writes);
+	}
+	if (!strcmp(argv[1], "sink")) {
+		if (msg_size < 16 || msg_size > MAX_MSG)
+			usage();
+		return sink(port);
 	}
 	if (strcmp(argv[1], "client") || !ip || nflows < 1 || nflows > MAX_FLOWS ||
 	    msg_size < 16 || msg_size > MAX_MSG || rate < 0)
