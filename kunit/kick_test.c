@@ -758,6 +758,124 @@ static void kick_hold_and_late_clock_behind(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.max_hold_ns, 103ULL * US);
 }
 
+/*
+ * TCP segments: a pure acknowledgment is one whatever else holds; an
+ * answering socket sends no bulk; otherwise bulk is a segment with the
+ * socket's data queued behind it, whatever its size, and a segment that
+ * carries the last data written is only large (GSO or 1 KiB or more) or
+ * neither: whether its sender slept decides (kick_adaptive_publisher_*).
+ */
+static void kick_classify_tcp(struct kunit *test)
+{
+	static const struct {
+		struct vnet_kick_seg seg;
+		bool bulk, large, pure_ack;
+	} cases[] = {
+		/* pure acknowledgments */
+		{ { .known = true }, false, false, true },
+		{ { .known = true, .answering = true, .unsent = 5000 },
+		  false, false, true },
+		/* the last data written: large from 1 KiB or GSO, not bulk */
+		{ { .known = true, .payload = 1400, .unsent = 1400 },
+		  false, true, false },
+		{ { .known = true, .payload = 1024, .unsent = 1024 },
+		  false, true, false },
+		{ { .known = true, .payload = 1023, .unsent = 1023 },
+		  false, false, false },
+		{ { .known = true, .gso = true, .payload = 16384, .unsent = 16384 },
+		  false, true, false },
+		{ { .known = true, .gso = true, .payload = 600, .unsent = 600 },
+		  false, true, false },
+		{ { .known = true, .payload = 64, .unsent = 64 }, false, false, false },
+		/* data behind it: a backlog (TSO, autocorking) */
+		{ { .known = true, .gso = true, .payload = 65000, .unsent = 65001 },
+		  true, false, false },
+		{ { .known = true, .payload = 1400, .unsent = 2800 }, true, false, false },
+		{ { .known = true, .payload = 64, .unsent = 65 }, true, false, false },
+		/* an answer, even with a backlog */
+		{ { .known = true, .answering = true, .gso = true, .payload = 16384,
+		    .unsent = 65536 }, false, false, false },
+		{ { .known = true, .answering = true, .payload = 1400,
+		    .unsent = 1400 }, false, false, false },
+		/* no plain headers: only GSO says bulk */
+		{ { .gso = true, .unsent = 1 }, true, false, false },
+		{ { .unsent = 100000 }, false, false, false },
+		{ { .gso = true, .answering = true }, false, false, false },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct vnet_kick_in in = { .bulk = !cases[i].bulk,
+					   .large = !cases[i].large,
+					   .pure_ack = !cases[i].pure_ack };
+
+		vnet_kick_classify_tcp(&cases[i].seg, &in);
+		KUNIT_EXPECT_EQ_MSG(test, in.bulk, cases[i].bulk, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, in.large, cases[i].large, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, in.pure_ack, cases[i].pure_ack, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, in.stream, !cases[i].seg.answering,
+				    "case %d", i);
+	}
+}
+
+/*
+ * 3000 TCP segments of 1400 B, 333 us apart, from one socket, through a
+ * fresh policy: @behind bytes queued behind segment i when i % @every == 0
+ * (@every 0: never), the sending task asleep between segments when
+ * @sleeps.  Returns how many were held (not notified at once).
+ */
+static int kick_run_writer(u32 behind, int every, bool sleeps)
+{
+	struct vnet_kick_cfg cfg = { .frames = 64, .usecs = 8000, .adaptive = true };
+	struct vnet_kick_state s;
+	u64 t = 1000 * US, wake = 7ull << 32;
+	int i, held = 0;
+
+	vnet_kick_init(&s, &cfg);
+	for (i = 0; i < 3000; i++, t += 333 * US) {
+		struct vnet_kick_seg seg = { .known = true, .payload = 1400,
+					     .unsent = 1400 };
+		struct vnet_kick_in in = { .now = t, .sender = 0xa };
+
+		if (every && i % every == 0)
+			seg.unsent += behind;
+		if (sleeps)
+			wake++;
+		in.wake = wake;
+		vnet_kick_classify_tcp(&seg, &in);
+		if (vnet_kick_overdue(&s, &cfg, t))
+			vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t);
+		switch (vnet_kick_decide(&s, &cfg, &in)) {
+		case VNET_KICK_NOW:
+			vnet_kick_sample(&s, s.why, true);
+			vnet_kick_done(&s, &cfg, s.why, t);
+			break;
+		default:
+			held++;
+			break;
+		}
+	}
+	return held;
+}
+
+/*
+ * A telemetry publisher: 1400 B messages every 333 us, each sent as it is
+ * written, its task asleep in between.  None may wait for a batch, even
+ * when now and then a message finds the previous one still queued: that
+ * one may be held, the next, with nothing behind, takes it out.  The same
+ * segments from a task that never sleeps (a saturated writer whose
+ * writes each leave at once) or with a backlog behind each are batched:
+ * the sleeps and the backlog, not the timing, tell them apart.
+ */
+static void kick_adaptive_publisher_not_held(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, kick_run_writer(0, 0, true), 0);
+	/* The first message of a socket is taken as large: it has no past. */
+	KUNIT_EXPECT_LE(test, kick_run_writer(1400, 50, true), 3000 / 50 + 1);
+	KUNIT_EXPECT_GT(test, kick_run_writer(0, 0, false), 2000);
+	KUNIT_EXPECT_GT(test, kick_run_writer(1400, 1, true), 2000);
+}
+
 static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_frames_one_kicks_every_packet),
 	KUNIT_CASE(kick_no_hold_without_usecs),
@@ -783,6 +901,8 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_clock_wraparound),
 	KUNIT_CASE(kick_stamp_from_another_cpu),
 	KUNIT_CASE(kick_hold_and_late_clock_behind),
+	KUNIT_CASE(kick_classify_tcp),
+	KUNIT_CASE(kick_adaptive_publisher_not_held),
 	KUNIT_CASE(kick_adaptive_history_makes_no_answer_bulk),
 	KUNIT_CASE(kick_answer_window_every_setting),
 	{}

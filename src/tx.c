@@ -313,43 +313,47 @@ void vnet_tx_poll_flush(struct vnet_sq *sq)
 }
 
 /*
- * What the kick policy needs to know about @skb (see policy/kick.h):
- * whether it is bulk, a segment of a TCP stream, and a pure TCP
- * acknowledgment.  Bulk is a GSO packet, or a TCP segment that is large
- * or has more of its socket's data queued behind it, unless the socket is
- * answering (@t): then what it sends is an answer someone waits for,
- * however large (an HTTP response), and its socket's earlier bulk does
- * not make it bulk either.  Of anything else only a GSO packet is bulk.
+ * What the kick policy needs to know about @skb (see policy/kick.h): a
+ * TCP segment is sorted by vnet_kick_classify_tcp() (bulk, large, part of
+ * a stream, a pure acknowledgment); of anything else only a GSO packet is
+ * bulk.
  */
 static void vnet_tx_classify(const struct sk_buff *skb,
 			     const struct vnet_tx_tcp *t,
 			     struct vnet_kick_in *kin)
 {
+	struct vnet_kick_seg seg;
+
 	kin->bulk = false;
+	kin->large = false;
+	kin->stream = false;
 	kin->pure_ack = false;
-	kin->stream = t->tcp && !t->answering;
 	if (!t->tcp) {
 		kin->bulk = skb_is_gso(skb);
 		return;
 	}
-	if (t->known) {
-		if (!t->payload) {
-			kin->pure_ack = true;
-			return;
-		}
-		/* Headers that do not add up: neither. */
-		if (t->payload > skb->len)
-			return;
-	}
-	if (t->answering)
+	/* Headers that do not add up: neither. */
+	if (t->known && t->payload > skb->len)
 		return;
-	if (skb_is_gso(skb)) {
-		kin->bulk = true;
-		return;
-	}
-	if (!t->known)
-		return;
-	kin->bulk = skb->len >= VNET_KICK_BULK_LEN || t->unsent > t->payload;
+	seg.known = t->known;
+	seg.gso = skb_is_gso(skb);
+	seg.answering = t->answering;
+	seg.payload = t->known ? t->payload : 0;
+	seg.unsent = t->unsent;
+	vnet_kick_classify_tcp(&seg, kin);
+}
+
+/*
+ * The kick policy's view of the sending task (policy/kick.h): a stamp that
+ * changes when the task sleeps (which task it is, and its count of
+ * voluntary context switches); 0 in softirq or interrupt context, where
+ * no task sends.
+ */
+static u64 vnet_tx_wake_stamp(void)
+{
+	if (!in_task())
+		return 0;
+	return (u64)task_pid_nr(current) << 32 | (u32)READ_ONCE(current->nvcsw);
 }
 
 /*
@@ -776,6 +780,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	vnet_tx_tcp_read(skb, sq->kick_conv_jiffies, &tcp);
 	vnet_tx_classify(skb, &tcp, &kin);
 	kin.sender = skb->sk && sk_fullsock(skb->sk) ? (unsigned long)skb->sk : 0;
+	kin.wake = vnet_tx_wake_stamp();
 	/* TCP Small Queues must allow for the hold (see policy/kick.h). */
 	if (skb->sk && sq->pacing_shift < VNET_KICK_TCP_PACING_SHIFT)
 		sk_pacing_shift_update(skb->sk, sq->pacing_shift);

@@ -16,23 +16,31 @@
  *
  * Adaptive mode (the default) holds a packet only where nobody waits for
  * it, so that no flow pays latency for another's savings:
- *  - Bulk (the caller says so): a GSO packet, a TCP segment of at least
- *    VNET_KICK_BULK_LEN bytes, or one whose socket has more data queued
- *    behind it, unless the socket received data within the conversation
- *    window (a conversation: a large answer is still awaited by someone,
- *    so it is not bulk).  Such segments are what a sender with a backlog
- *    makes (TSO, TCP's autocorking of small writes); nobody waits for one
- *    of them in particular.  The other TCP segments of a socket that sent
- *    bulk within the last tx-usecs count as bulk too, unless it
- *    is answering: they are the same stream's (a small write between
- *    autocorked ones, the end of a write).  Not so a datagram: each is a
- *    message of its own, however much its socket sent before (a QUIC
- *    server's small packets after a GSO burst), nor an answer (an HTTP
- *    keep-alive answer after a download on the same connection).  The
- *    policy remembers the last VNET_KICK_SENDERS bulk sockets.  Bulk is
- *    held like in fixed mode when the queue's bulk traffic is dense
- *    enough for holding to pay (below); TCP Small Queues are told to
- *    allow for the hold (vnet_kick_pacing_shift()).
+ *  - Bulk: a TCP segment whose socket has more data queued behind it
+ *    (what a sender with a backlog makes: TSO, TCP's autocorking of small
+ *    writes), a GSO packet that is not TCP, and a large TCP segment (GSO,
+ *    or VNET_KICK_BULK_LEN bytes or more) with nothing behind it whose
+ *    task has not slept since its socket's previous packet: a sender that
+ *    writes as fast as it can, with no backlog only because each write
+ *    leaves at once.  Nobody waits for one of these in particular.  A
+ *    socket whose task slept since its previous packet and that has
+ *    nothing behind this one sends at its own pace (a telemetry or
+ *    market-data publisher, a paced upload): its newest message is
+ *    awaited as soon as it is written, so it is not bulk however large.
+ *    None of a TCP socket that received data within the conversation
+ *    window is bulk either (a conversation: a large answer is still
+ *    awaited by someone).  The other TCP segments of a socket that sent
+ *    bulk within the last tx-usecs count as bulk too while its task has
+ *    not slept since and it is not answering: they are the same stream's
+ *    (a small write between autocorked ones, the end of a write, segments
+ *    TCP sends from softirq).  Not so a datagram: each is a message of its
+ *    own, however much its socket sent before (a QUIC server's small
+ *    packets after a GSO burst).  The policy remembers the last
+ *    VNET_KICK_SENDERS bulk sockets (vnet_kick_classify_tcp() sorts TCP
+ *    segments for the caller; the sleeps are the policy's to judge).
+ *    Bulk is held like in fixed mode when the queue's bulk traffic is
+ *    dense enough for holding to pay (below); TCP Small Queues are told
+ *    to allow for the hold (vnet_kick_pacing_shift()).
  *  - Anything else (a request, an answer, a datagram, an ICMP echo, a
  *    pure acknowledgment, of a socket that sent no bulk) is not held in a
  *    batch.  Sent from the pair's own receive poll (acknowledgments,
@@ -94,7 +102,7 @@
 #define VNET_KICK_TCP_PACING_SHIFT	10
 /* Shortest conversation window (see above): the default tx-usecs. */
 #define VNET_KICK_CONV_USECS	8000
-/* TCP segments of at least this many bytes are bulk (see above). */
+/* A TCP segment of at least this many bytes of payload is large (above). */
 #define VNET_KICK_BULK_LEN	1024
 /* Sockets remembered as bulk senders per queue. */
 #define VNET_KICK_SENDERS	8
@@ -118,10 +126,14 @@ enum vnet_kick_reason {
 	VNET_KICKED_FORCED,	/* stopped queue, urgent sender, teardown */
 };
 
-/* A socket that sent bulk, and until when its packets count as bulk. */
+/*
+ * A socket that sent bulk, until when its packets count as bulk, and the
+ * wake stamp of the task that sent its last packet (0: none known).
+ */
 struct vnet_kick_sender {
 	u64 id;
 	u64 until;
+	u64 wake;
 };
 
 struct vnet_kick_state {
@@ -170,6 +182,8 @@ struct vnet_kick_in {
 	bool in_poll;
 	/* a bulk packet (see above) */
 	bool bulk;
+	/* a large TCP segment with nothing behind it (see above) */
+	bool large;
 	/*
 	 * a TCP segment of a socket that is not answering: bulk too while
 	 * its socket sent bulk within the window (see above)
@@ -179,6 +193,20 @@ struct vnet_kick_in {
 	bool pure_ack;
 	/* an id of the sending socket, 0 for none */
 	u64 sender;
+	/*
+	 * a stamp of the sending task that changes whenever the task
+	 * sleeps; 0 when no task sends (softirq)
+	 */
+	u64 wake;
+};
+
+/* What the transmit path knows of a TCP segment and its socket. */
+struct vnet_kick_seg {
+	bool known;	/* plain TCP headers: @payload is what they say */
+	bool gso;	/* a GSO packet */
+	bool answering;	/* the socket received data within the window */
+	u32 payload;	/* bytes after the TCP header */
+	u32 unsent;	/* written and not yet sent, this segment's included */
 };
 
 enum vnet_kick_action {
@@ -188,6 +216,8 @@ enum vnet_kick_action {
 	VNET_KICK_NOW,		/* notify the device now */
 };
 
+void vnet_kick_classify_tcp(const struct vnet_kick_seg *seg,
+			    struct vnet_kick_in *in);
 void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg);
 enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_cfg *cfg,

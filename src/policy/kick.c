@@ -53,6 +53,30 @@ static u32 vnet_kick_min_batch(const struct vnet_kick_state *s)
 	return max_t(u32, need, VNET_KICK_MIN_BATCH);
 }
 
+/*
+ * Set @in's bulk, large, stream and pure_ack for a TCP segment (see
+ * policy/kick.h).  Without plain headers (an encapsulated segment) the
+ * payload is unknown, and so whether data is queued behind it: a GSO
+ * packet counts as bulk then.
+ */
+void vnet_kick_classify_tcp(const struct vnet_kick_seg *seg,
+			    struct vnet_kick_in *in)
+{
+	in->bulk = false;
+	in->large = false;
+	in->stream = !seg->answering;
+	in->pure_ack = seg->known && !seg->payload;
+	if (in->pure_ack || seg->answering)
+		return;
+	if (!seg->known) {
+		in->bulk = seg->gso;
+		return;
+	}
+	in->bulk = seg->unsent > seg->payload;
+	in->large = !in->bulk &&
+		    (seg->gso || seg->payload >= VNET_KICK_BULK_LEN);
+}
+
 void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 {
 	s->pending = 0;
@@ -119,18 +143,22 @@ static enum vnet_kick_action vnet_kick_hold(struct vnet_kick_state *s,
 }
 
 /*
- * @in's packet is bulk, or a TCP segment of a stream whose socket sent
- * bulk within the window (see policy/kick.h).  A bulk packet's socket is
- * remembered, replacing the entry that expires first.
+ * Whether @in's packet counts as bulk (see policy/kick.h): it is bulk;
+ * or it is large, or a TCP segment of a stream whose socket sent bulk
+ * within the window, and in both cases its task has not slept since the
+ * socket's previous packet.  A bulk packet's socket is remembered,
+ * replacing the entry that expires first; a remembered socket's entry
+ * keeps the latest wake stamp.
  */
 static bool vnet_kick_bulk(struct vnet_kick_state *s,
 			   const struct vnet_kick_cfg *cfg,
 			   const struct vnet_kick_in *in)
 {
 	struct vnet_kick_sender *e, *slot = &s->senders[0];
+	bool known, slept, live;
 
 	if (!in->sender)
-		return in->bulk;
+		return in->bulk || in->large;
 	for (e = s->senders; e < s->senders + VNET_KICK_SENDERS; e++) {
 		if (e->id == in->sender) {
 			slot = e;
@@ -139,13 +167,20 @@ static bool vnet_kick_bulk(struct vnet_kick_state *s,
 		if ((s64)(e->until - slot->until) < 0)
 			slot = e;
 	}
-	if (in->bulk) {
+	known = slot->id == in->sender;
+	/* Not sent by a task, or no packet of one seen before: no sleep. */
+	slept = known && in->wake && slot->wake && in->wake != slot->wake;
+	live = known && (s64)(in->now - slot->until) < 0;
+	if (in->bulk || (in->large && !slept)) {
+		if (!known || in->wake)
+			slot->wake = in->wake;
 		slot->id = in->sender;
 		slot->until = in->now + vnet_kick_window(cfg);
 		return true;
 	}
-	return in->stream && slot->id == in->sender &&
-	       (s64)(in->now - slot->until) < 0;
+	if (known && in->wake)
+		slot->wake = in->wake;
+	return in->stream && live && !slept;
 }
 
 /*
