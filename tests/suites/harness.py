@@ -181,7 +181,7 @@ def t_agent_stress(ctx: Ctx):
     """The agent under load for VNET_AGENT_STRESS_SECONDS (default 300, < 3500): paced
     iperf3 both ways, CPU offline/online in a loop, a background job started
     and polled over and over.  Not in CI; reruns the search for lost requests
-    (README, "Reliability", known problems)."""
+    (README, "Known problems")."""
     g = ctx.g
     seconds = float(os.environ.get("VNET_AGENT_STRESS_SECONDS", "300"))
     net.host_iperf_server(g)

@@ -14,7 +14,8 @@ ours back. Then:
   toggleable on ours;
 * every ethtool -S name of the stock driver must exist with ours;
 * any other difference must be listed in DIFFERENCES below with its reason
-  (the same list is in the README); an unlisted difference fails the test.
+  (the same list is in docs/reference.md, in short in the README); an
+  unlisted difference fails the test.
 
 Values that change by themselves (ifindex, carrier counters, byte queue
 limits, the random RSS key) are not compared.
@@ -76,7 +77,8 @@ VOLATILE = [
 # Every difference a user may see, and why: (regex over the difference
 # names the comparison produces, such as "c.rx-usecs" or "sysfs.foo";
 # reason; None or a condition on the two snapshots). The same list, in
-# words, is in the README ("Differences from the in-tree driver").
+# words, is in docs/reference.md ("Differences from the in-tree driver,
+# in detail").
 
 
 def stock_lacks_rss(stock: dict, ours: dict) -> bool:
