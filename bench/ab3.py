@@ -7,7 +7,10 @@ change (--variants stock,ours,ours-b --ours-b-module NEW.ko) also wants
 the change against stock and against ours.  For every cell and model:
 the medians of each variant, ours-b / stock and ours-b / ours with the
 two-sided Mann-Whitney p over the repeats (`*` below 0.05; 4 repeats a
-side reach 0.029 at best, 3 only 0.1), and exits per unit.
+side reach 0.029 at best, 3 only 0.1), the loss check of ours-b against
+stock (the rank interval of the ratio and its verdict: "loss" shown,
+a loss above 5% excluded "ok", or "open"; see docs/benchmarks.md), and
+exits per unit.
 
   bench/ab3.py RESULT_DIR [--names stock,main,new] > table.md
 """
@@ -51,8 +54,9 @@ def main() -> int:
     summ = H.summarize(H.load(Path(a.result_dir)))
     print(f"| topology | cell | model | metric | {names[0]} | {names[1]} | {names[2]} "
           f"| {names[2]} / {names[0]} | {names[2]} / {names[1]} "
+          f"| {names[2]} / {names[0]}: interval, loss check "
           f"| exits/unit {', '.join(names)} |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for (topo, cell, model), ent in summ.items():
         if not all(v in ent["v"] for v in VARIANTS):
             continue
@@ -65,9 +69,11 @@ def main() -> int:
         exits = ", ".join(fmt(H.med(ent, v, "exits_per_unit")) for v in VARIANTS)
         for k in keys:
             med = " | ".join(fmt(H.med(ent, v, k)) for v in VARIANTS)
+            lc = H.loss_check(ent, k, k in ("tps", "mbps"), "ours-b", "stock")
+            check = f"{lc['lo']:.2f}-{lc['hi']:.2f} {lc['verdict']}" if lc else "-"
             print(f"| {topo} | {cell} | {model} | {k} | {med} "
                   f"| {ratio(H.compare(ent, k, 'ours-b', 'stock'))} "
-                  f"| {ratio(H.compare(ent, k, 'ours-b', 'ours'))} | {exits} |")
+                  f"| {ratio(H.compare(ent, k, 'ours-b', 'ours'))} | {check} | {exits} |")
     return 0
 
 

@@ -189,6 +189,7 @@ if [ $failed -eq 0 ]; then
 	step "checkpatch --strict" bash tests/checkpatch.sh
 	step "driver rules" bash tests/driver-rules.sh
 	step "shellcheck" lint_scripts
+	step "benchmark self-check" python3 bench/matrix.py --self-check
 	step "packages (quick)" bash tests/package.sh --quick
 	built="no kernel environments"
 	if step "kernel environments" bash tests/setup/kernel-env.sh setup "${kernels[@]}"; then

@@ -26,6 +26,7 @@ from . import matrix as M
 
 STOCKS = ("stock", "stock-notx", "stock-tuned", "stock-threaded")
 SIG = 0.05
+LOSS_TOL = 0.05      # the loss check: a loss above 5% must be excluded
 IPI_FLOOR = 0.01      # IPIs per unit: absolute slack over 1.25x stock (stock is often ~0)
 
 
@@ -101,6 +102,31 @@ def compare(ent: dict, key: str | None, a: str = "ours", b: str = "stock") -> di
     if not da or not db or not db["median"]:
         return {}
     return {"ratio": da["median"] / db["median"], "p": R.mann_whitney_p(db["values"], da["values"])}
+
+
+def loss_check(ent: dict, key: str | None, higher_better: bool, a: str = "ours",
+               b: str = "stock") -> dict:
+    """report.loss_verdict of variant a against b for key: the interval of
+    the ratio and whether a loss of more than LOSS_TOL is shown, excluded
+    or open at these repeats."""
+    if not key:
+        return {}
+    da, db = ent["v"].get(a, {}).get(key), ent["v"].get(b, {}).get(key)
+    if not da or not db:
+        return {}
+    return R.loss_verdict(da["values"], db["values"], higher_better, LOSS_TOL) or {}
+
+
+def loss_checks(ent: dict) -> list[tuple[str, dict]]:
+    """The metrics whose loss a user would feel in this cell: throughput
+    (not where it is the offered rate) and the cell's latency."""
+    cell = ent["cell"]
+    out = []
+    if not rate_limited(cell):
+        out.append((perf_key(cell), loss_check(ent, perf_key(cell), True)))
+    if lat_key(cell):
+        out.append((lat_key(cell), loss_check(ent, lat_key(cell), False)))
+    return [(k, v) for k, v in out if v]
 
 
 def best_stock(ent: dict) -> str | None:
@@ -197,7 +223,8 @@ def cell_rows(summ: dict) -> list[dict]:
             "perf_os": compare(ent, pk), "lat_os": compare(ent, lk),
             "perf_ob": compare(ent, pk, "ours", bs) if bs else {},
             "lat_ob": compare(ent, lk, "ours", bs) if bs else {},
-            "targets": tg, "fails": [t for t in tg if t[1] != "PASS"]})
+            "targets": tg, "fails": [t for t in tg if t[1] != "PASS"],
+            "loss": loss_checks(ent)})
     return rows
 
 
@@ -239,6 +266,7 @@ def markdown(res: dict, rows: list[dict]) -> str:
     nt = sum(len(r["targets"]) for r in rows)
     out += [f"**Targets**: {nt - nf - nq} PASS, {nf} FAIL (significant), {nq} FAIL? (outside the "
             f"bound, not significant at these repeats) of {nt} checks; details in targets.txt.", ""]
+    out += loss_summary(rows)
     out += ["| topo | cell | model | ours/stock thr | ours/stock p99 | best stock | ours/best thr "
             "| ours/best p99 | stock thr | ours thr | stock p99 us | ours p99 us | EXITS/U ours/stock "
             "| IPIs/U stock -> ours | targets |",
@@ -258,6 +286,39 @@ def markdown(res: dict, rows: list[dict]) -> str:
             f"{_rp(ex)} | {R.fmt(med(ent, 'stock', 'ipis_per_unit'), '.3f')} -> "
             f"{R.fmt(med(ent, 'ours', 'ipis_per_unit'), '.3f')} | {tg} |")
     return "\n".join(out) + "\n"
+
+
+def _pessimistic(chk: dict, higher_better: bool) -> float:
+    """The interval's worse end as ours' fraction of stock's performance."""
+    return chk["lo"] if higher_better else 1 / chk["hi"]
+
+
+def loss_summary(rows: list[dict]) -> list[str]:
+    """The do-no-harm check of every cell and model, worst first."""
+    items = []
+    for r in rows:
+        for key, chk in r.get("loss", []):
+            hb = key in ("tps", "mbps")
+            items.append((_pessimistic(chk, hb), r, key, chk))
+    if not items:
+        return []
+    items.sort(key=lambda x: x[0])
+    n = {v: sum(1 for it in items if it[3]["verdict"] == v) for v in ("loss", "open", "ok")}
+    need = sorted(it[3]["runs_needed"] for it in items if it[3].get("runs_needed"))
+    levels = sorted({round(it[3]["level"], 3) for it in items})
+    out = [f"**Loss check** (ours vs stock, a loss above {LOSS_TOL:.0%}; interval of the ratio from "
+           f"the exact rank distribution, coverage {', '.join(f'{x:.1%}' for x in levels)}): "
+           f"{n['loss']} shown, {n['ok']} excluded, {n['open']} open at these repeats "
+           f"(of {len(items)} cell metrics). Runs a side that would decide a cell with 80% power, "
+           f"from its spread: median {need[len(need) // 2] if need else '-'}, "
+           f"largest {need[-1] if need else '-'}.", "",
+           "| topo | cell | model | metric | ours / stock | interval | verdict | runs a side to decide |",
+           "|---|---|---|---|---|---|---|---|"]
+    for _, r, key, chk in items:
+        out.append(f"| {R.topo_short(r['topo'])} | {r['cell']} | {r['model']} | {key} | "
+                   f"{chk['est']:.2f} | {chk['lo']:.2f}-{chk['hi']:.2f} | {chk['verdict']} | "
+                   f"{chk.get('runs_needed') or '-'} |")
+    return out + [""]
 
 
 def saturated(ent: dict) -> bool:
@@ -472,4 +533,39 @@ def self_check() -> list[str]:
             probs.append(f"tx-256x4 {k} should be {v}: {got.get(k)}")
     if any("RX" in k for k in got):
         probs.append("a TX cell got an RX target")
+    probs += _loss_self_check()
+    return probs
+
+
+def _loss_self_check() -> list[str]:
+    """The loss check's interval and verdicts on cases worked by hand."""
+    probs = []
+    # 4 runs a side: the widest interval, min..max of the 16 pairwise ratios,
+    # covers 1 - 2/70; 10 a side: the 24th difference from each end (U <= 23
+    # is the two-sided 5% critical value of the Mann-Whitney tables)
+    ci = R.ratio_interval([10, 11, 12, 13], [10, 10, 10, 10])
+    if not ci or abs(ci["level"] - (1 - 2 / 70)) > 1e-9 or abs(ci["lo"] - 1.0) > 1e-9 \
+            or abs(ci["hi"] - 1.3) > 1e-9:
+        probs.append(f"ratio_interval 4x4 should be 1.0-1.3 at 97.1%: {ci}")
+    a = [float(x) for x in range(100, 110)]
+    ci = R.ratio_interval(a, a)
+    d = sorted(math.log(x) - math.log(y) for x in a for y in a)
+    if not ci or abs(ci["lo"] - math.exp(d[23])) > 1e-9 or abs(ci["hi"] - math.exp(d[76])) > 1e-9:
+        probs.append(f"ratio_interval 10x10 should use the 24th differences: {ci}")
+    if R.ratio_interval([1.0], [1.0, 2.0]) is not None:
+        probs.append("ratio_interval with one run should be None")
+    # verdicts: a clear 10% loss is shown; equal, tight runs exclude a 5%
+    # loss; a wide spread leaves it open and asks for more runs
+    cases = (([900, 905, 895, 910], [1000, 1010, 990, 1005], True, "loss"),
+             ([1000, 1010, 990, 1005], [1000, 1010, 990, 1005], True, "ok"),
+             ([800, 1200, 1000, 950], [1000, 1100, 900, 1050], True, "open"),
+             ([130, 131, 129, 130], [100, 101, 99, 100], False, "loss"),
+             ([100, 101, 99, 100], [100, 101, 99, 100], False, "ok"))
+    for ours, stock, hb, want in cases:
+        v = R.loss_verdict(ours, stock, hb)
+        if not v or v["verdict"] != want:
+            probs.append(f"loss_verdict {ours} vs {stock} should be {want}: {v}")
+    v = R.loss_verdict([800, 1200, 1000, 950], [1000, 1100, 900, 1050], True)
+    if v and (v["runs_needed"] or 0) <= 4:
+        probs.append(f"an open cell should ask for more than 4 runs: {v}")
     return probs
