@@ -266,6 +266,7 @@ def markdown(res: dict, rows: list[dict]) -> str:
     nt = sum(len(r["targets"]) for r in rows)
     out += [f"**Targets**: {nt - nf - nq} PASS, {nf} FAIL (significant), {nq} FAIL? (outside the "
             f"bound, not significant at these repeats) of {nt} checks; details in targets.txt.", ""]
+    out += ["**Per cell**, worst first (the model where ours fared worst):", ""] + cell_summary(rows) + [""]
     out += loss_summary(rows)
     out += ["| topo | cell | model | ours/stock thr | ours/stock p99 | best stock | ours/best thr "
             "| ours/best p99 | stock thr | ours thr | stock p99 us | ours p99 us | EXITS/U ours/stock "
@@ -319,6 +320,45 @@ def loss_summary(rows: list[dict]) -> list[str]:
                    f"{chk['est']:.2f} | {chk['lo']:.2f}-{chk['hi']:.2f} | {chk['verdict']} | "
                    f"{chk.get('runs_needed') or '-'} |")
     return out + [""]
+
+
+def cell_summary(rows: list[dict]) -> list[str]:
+    """One line per cell, worst first (by the estimate of ours' fraction of
+    stock's performance): for each metric of the loss check the model where
+    ours fared worst with its interval, the verdicts over all models, and
+    the range of ours' exits per unit against stock's."""
+    by: dict = defaultdict(list)
+    for r in rows:
+        by[(r["topo"], r["cell"])].append(r)
+    lines = []
+    for (topo, name), rs in by.items():
+        worst = None
+        parts = []
+        for key in dict.fromkeys(k for r in rs for k, _ in r.get("loss", [])):
+            hb = key in ("tps", "mbps")
+            chks = [(r["model"], c) for r in rs for k, c in r.get("loss", []) if k == key]
+            m, c = min(chks, key=lambda mc: mc[1]["est"] if hb else 1 / mc[1]["est"])
+            verdicts = defaultdict(int)
+            for _, cc in chks:
+                verdicts[cc["verdict"]] += 1
+            frac = c["est"] if hb else 1 / c["est"]
+            worst = frac if worst is None else min(worst, frac)
+            parts.append((key, f"{c['est']:.2f} ({c['lo']:.2f}-{c['hi']:.2f}, {m})",
+                          ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())), frac))
+        ex = [c["ratio"] for r in rs if (c := compare(r["ent"], "exits_per_unit"))]
+        sat = any(saturated(r["ent"]) for r in rs)
+        lines.append((worst if worst is not None else 9.0, topo, name + (" (sat)" if sat else ""), parts, ex))
+    lines.sort(key=lambda x: x[0])
+    out = ["| topology | cell | metric | ours / stock, worst model (interval, model) | verdicts over the models "
+           "| EXITS/unit ours / stock |", "|---|---|---|---|---|---|"]
+    for _, topo, name, parts, ex in lines:
+        exs = f"{min(ex):.2f}-{max(ex):.2f}" if ex else "-"
+        if not parts:
+            out.append(f"| {R.topo_short(topo)} | {name} | - | - | - | {exs} |")
+        for i, (key, est, verd, _) in enumerate(parts):
+            out.append(f"| {R.topo_short(topo) if i == 0 else ''} | {name if i == 0 else ''} | {key} | "
+                       f"{est} | {verd} | {exs if i == 0 else ''} |")
+    return out
 
 
 def saturated(ent: dict) -> bool:

@@ -156,6 +156,7 @@ OL_RATES = (100, 300, 1000, 3000, 10000, 30000)
 PUB_RATES = {1400: (300, 1000, 3000, 10000), 16384: (100, 300, 1000, 3000)}
 # (cell, app, fixed rate/s (0: as fast as the generator goes), connections, what)
 APPS = (("dns-1000", "dns", 1000, 4, "dnsmasq in the guest, dnsperf at 1000 queries/s"),
+        ("dns-2000", "dns", 2000, 4, "dnsmasq in the guest, dnsperf at 2000 queries/s"),
         ("dns-3000", "dns", 3000, 4, "dnsmasq in the guest, dnsperf at 3000 queries/s"),
         ("dns-sat", "dns", 0, 32, "dnsmasq in the guest, dnsperf with 32 queries outstanding"),
         ("http-300", "http", 300, 4, "nginx in the guest (100 B page), wrk paced to ~300 "
@@ -488,18 +489,48 @@ class CellCtx:
     window_s: float
     workdir: Path
     apps_started: set = field(default_factory=set)
+    guest_stats: bool = False     # record each window's ethtool -S changes
 
 
-def _edge(ctx: CellCtx) -> dict:
+def guest_stats(g, ifname: str) -> dict:
+    """ethtool -S of the NIC and its queues' interrupt counts (all CPUs)."""
+    r = g.run(f"ethtool -S {ifname}; d=$(basename $(readlink /sys/class/net/{ifname}/device)); "
+              f"grep -E \" $d-(input|output)\\.[0-9]+$\" /proc/interrupts | "
+              f"while read n rest; do set -- $rest; t=0; for x; do case $x in *[!0-9]*) break;; "
+              f"esac; t=$((t + x)); done; echo \"irq_${{rest##* }}: $t\"; done",
+              timeout=30, quiet=True)
+    out = {}
+    for line in r.out.splitlines():
+        k, sep, v = line.strip().rpartition(":")
+        if sep and k and v.strip().lstrip("-").isdigit():
+            out[k.strip()] = int(v)
+    return out
+
+
+def stats_delta(a: dict, b: dict) -> dict:
+    """The counters that changed between two guest_stats snapshots."""
+    return {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
+
+
+def _edge(ctx: CellCtx, last: bool = False) -> dict:
     b = ctx.boot
-    return {"t": time.monotonic(), "tap": B.tap_counters(b.g.proc.pid, b.g.nics[0].tap),
-            "host": B._host_snap(b)}
+    # the guest's counters outside the timed window: before its start, after its end
+    gs = guest_stats(b.g, b.ifname) if ctx.guest_stats and not last else None
+    e = {"t": time.monotonic(), "tap": B.tap_counters(b.g.proc.pid, b.g.nics[0].tap),
+         "host": B._host_snap(b)}
+    if ctx.guest_stats and last:
+        gs = guest_stats(b.g, b.ifname)
+    if gs is not None:
+        e["guest"] = gs
+    return e
 
 
 def _window_record(ctx: CellCtx, cell: Cell, model: str, e0: dict, e1: dict) -> dict:
     rec = {"workload": cell.name, "model": model, "ok": True,
            "window": {"seconds": round(e1["t"] - e0["t"], 3),
                       "tap": {k: e1["tap"][k] - e0["tap"][k] for k in e1["tap"]}}}
+    if "guest" in e0 and "guest" in e1:
+        rec["window"]["guest_stats"] = stats_delta(e0["guest"], e1["guest"])
     rec.update(B.host_window(ctx.boot, e0["host"], e1["host"]))
     return rec
 
@@ -537,7 +568,7 @@ def run_cell(ctx: CellCtx, cell: Cell, on_window=None) -> list[dict]:
                 client.window()          # drops what came before (ramp, settle)
             time.sleep(max(0.0, e0["t"] + win - time.monotonic()))
             lat = client.window() if client else None
-            e1 = _edge(ctx)
+            e1 = _edge(ctx, last=True)
             rec = _window_record(ctx, cell, model, e0, e1)
             if lat:
                 rec["load"] = lat
@@ -578,7 +609,7 @@ def _run_app(ctx: CellCtx, cell: Cell, win: float, on_window) -> list[dict]:
         time.sleep(RAMP_S)
         e0 = _edge(ctx)
         time.sleep(win)
-        e1 = _edge(ctx)
+        e1 = _edge(ctx, last=True)
         p.wait(timeout=win + 60)
         rec = _window_record(ctx, cell, model, e0, e1)
         rec["load"] = parse_app(cell, p.output())
