@@ -124,8 +124,11 @@ def run_boot(kernel, topo, v: M.Variant, module, cells, model, seconds, workdir,
     rec = {"variant": v.name, "topology": topo, "model": model, "spans": []}
     ec = B.make_exitcost(kernel, model)
     prof = InsnProf(workdir, count)
+    # app cells (dns, http, kv) need their server in the guest, as in bench/matrix.py
+    apps = sorted({M.CELLS[c].app for c in cells if M.CELLS[c].kind == "app"})
     g = M.variant_guest(kernel, v, module, topo, f"insnprof-{os.getpid()}-{v.name}",
-                        (ec.qemu_args() if ec else ()) + prof.qemu_args())
+                        (ec.qemu_args() if ec else ()) + prof.qemu_args(),
+                        tuple(M.APP_BINARIES[x] for x in apps))
     try:
         g.boot()
         rec["rehooked"] = ec.attach(g) if ec else []
