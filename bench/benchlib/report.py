@@ -211,8 +211,9 @@ def runs_to_decide(a: list[float], b: list[float], frac: float, tol: float = 0.0
     """Runs a side after which the loss check would most likely (80%) reach
     a verdict, if the true ratio were the one measured: frac is ours'
     fraction of stock's performance (the ratio, or its inverse for a
-    latency).  The verdict nearer to it decides: "ok" needs the interval
-    above 1 - tol, "loss" below 1.  Normal theory on the log values,
+    latency).  Of the two verdicts, "ok" (the interval above 1 - tol) and
+    "loss" (below 1), the one whose bound the estimate lies further beyond
+    sets the margin.  Normal theory on the log values,
     n = 2 (z_0.975 + z_0.8)^2 s^2 / margin^2 with s their pooled standard
     deviation, plus 5% for the rank interval.  At frac between 1 - tol and
     1 the margin is small and the runs many: such a cell needs a long
