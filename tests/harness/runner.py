@@ -129,13 +129,18 @@ class Runner:
         (dest / "failure.txt").write_text(message + "\n")
         if guest:
             if guest.alive():
-                if "guest agent" in message:
-                    # the guest stopped answering: where are its CPUs,
-                    # and its tasks (on the console, saved below)?
-                    (dest / "vcpus.txt").write_text(guest.vcpu_dump())
-                    guest.sysrq("wt")
-                    (dest / "hang-probe.txt").write_text(guest.hang_probe())
-                guest.drain_dmesg()
+                try:
+                    if "guest agent" in message:
+                        # the guest stopped answering: where are its CPUs,
+                        # and its tasks (on the console, saved below)?
+                        (dest / "vcpus.txt").write_text(guest.vcpu_dump())
+                        guest.sysrq("wt")
+                        (dest / "hang-probe.txt").write_text(guest.hang_probe())
+                    guest.drain_dmesg()
+                except (OSError, VmTestError) as e:
+                    # an agent whose connection broke (the failure itself,
+                    # often): the console below is what is left to save
+                    (dest / "agent-error.txt").write_text(f"{e!r}\n")
             guest.save_logs(dest)
         return dest
 
