@@ -370,11 +370,16 @@ class LoadClient:
         self.proc = g.host_bg(argv, name=f"vnet-load-{cell.name}")
         self.seen = 0
         # SIGUSR1 before its handler is installed would end the client
+        self._wait_ready("vnet-load client did not connect")
+
+    def _wait_ready(self, failure: str) -> float:
+        """Until the host-side vnet-load says READY (30 s) -> the deadline."""
         deadline = time.monotonic() + 30
         while "READY" not in self.proc.output():
             if not self.proc.alive() or time.monotonic() > deadline:
-                raise CheckFailed(f"vnet-load client did not connect:\n{self.proc.output()[-1500:]}")
+                raise CheckFailed(f"{failure}:\n{self.proc.output()[-1500:]}")
             time.sleep(0.02)
+        return deadline
 
     def window(self, timeout: float = 15.0) -> dict:
         os.kill(self.proc.pid, signal.SIGUSR1)
@@ -401,11 +406,7 @@ class PubStream(LoadClient):
         self.proc = g.host_bg([str(load_tool()), "sink", "-p", str(PUB_PORT), "-s", str(cell.msg)],
                               name=f"vnet-load-sink-{cell.name}")
         self.seen = 0
-        deadline = time.monotonic() + 30
-        while "READY" not in self.proc.output():
-            if not self.proc.alive() or time.monotonic() > deadline:
-                raise CheckFailed(f"vnet-load sink did not start:\n{self.proc.output()[-1500:]}")
-            time.sleep(0.02)
+        deadline = self._wait_ready("vnet-load sink did not start")
         self.sender = g.run_bg(f"/vnet/vnet-load client -c {g.nics[0].host_ip} -p {PUB_PORT} "
                                f"-n 1 -s {cell.msg} -r {cell.rate}")
         while "READY" not in self.sender.output():
