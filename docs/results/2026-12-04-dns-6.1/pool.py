@@ -16,17 +16,36 @@ here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here.parents[2] / "bench"))
 from benchlib import report as R  # noqa: E402
 
+# This directory's runs, and the dns-1000 cells of two A/Bs run beside them.
+RESULTS = sorted(here.glob("run*/results.json")) + [
+    here.parent / "2026-12-04-ab-split-txirq-6.1" / "results.json",
+    here.parent / "2026-12-04-ab-rx-poll-order-6.1" / "results.json"]
+
+
+def ours_b_label(variants: list, run: str) -> str:
+    """What ours-b changed (settings, options; a guest script or another
+    module: see the run's README)."""
+    vb = [v for v in variants if v["name"] == "ours-b"]
+    if not vb:
+        return ""
+    v = vb[0]
+    parts = [" ".join(v["coalesce"]), v["modopts"],
+             "guest setup script" if v.get("setup") else "",
+             "other module" if v.get("module") else ""]
+    label = ", ".join(p for p in parts if p)
+    return f"{label} [{run}]" if run.startswith("2026") else label
+
+
 runs = defaultdict(list)
-for d in sorted(here.glob("run*/results.json")):
+for d in RESULTS:
     res = json.loads(d.read_text())
-    vb = [v for v in res["config"]["variants"] if v["name"] == "ours-b"]
-    label = " ".join(vb[0]["coalesce"]) or vb[0]["modopts"] if vb else ""
+    label = ours_b_label(res["config"]["variants"], d.parent.name)
     for b in res["boots"]:
         var = b["variant"]
         if var == "ours-b":
             var = f"ours-b ({label})"
         for r in b["runs"]:
-            if not r.get("ok"):
+            if not r.get("ok") or not r["workload"].startswith("dns-"):
                 continue
             gs = r["window"].get("guest_stats", {})
             runs[(str(b["topology"]), r["workload"], var)].append({
