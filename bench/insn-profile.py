@@ -17,6 +17,7 @@ the kernel, each module, and each function.
   bench/insn-profile.py --cells rr-tcp-4 --runs 2 --module build/6.1/virtio_net.ko --out DIR
   bench/insn-profile.py --count time --model zero --cells rr-tcp-4 --out DIR
   bench/insn-profile.py --report DIR/results.json [--top 40]
+  bench/insn-profile.py --variants stock,ours,ours-b --ours-b-modopts 'tx_frames=1' ...
 
 --count blocks counts executed translated-block pieces instead (each costs
 TCG a dispatch besides its instructions: a chained jump, or a lookup for a
@@ -241,6 +242,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--module", help="ours: virtio_net.ko (default: build/<kernel>)")
+    ap.add_argument("--ours-b-modopts", metavar="'OPT=V ...'", default="",
+                    help="variant ours-b: ours loaded with these module options")
     ap.add_argument("--out", help="result directory")
     ap.add_argument("--report", metavar="RESULTS_JSON", help="print the tables of a run again")
     ap.add_argument("--top", type=int, default=30)
@@ -258,7 +261,8 @@ def main(argv=None) -> int:
     kernel = resolve_kernel(a.kernel)
     cells = M.select_cells(a.cells)
     module = Path(a.module) if a.module else REPO_ROOT / "build" / a.kernel / "virtio_net.ko"
-    vs = M.variants(which=tuple(a.variants.split(",")))
+    ours_b = M.Variant("ours-b", "ours", a.ours_b_modopts) if a.ours_b_modopts else None
+    vs = M.variants(which=tuple(a.variants.split(",")), ours_b=ours_b)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     res = {"tool": "bench/insn-profile.py", "argv": sys.argv[1:],
