@@ -8,6 +8,7 @@ ours-b (ours with stock's notification behaviour).
     python3 docs/results/2026-12-04-dns-6.1/profile-time-stocklike/breakdown.py
 """
 import json
+import statistics
 from pathlib import Path
 
 here = Path(__file__).resolve().parent
@@ -23,6 +24,7 @@ GROUPS = {
 }
 print("| variant | mean latency us | " + " | ".join(GROUPS) + " |")
 print("|---|---|" + "---|" * len(GROUPS))
+by = {}
 for b in res["boots"]:
     for s in b["spans"]:
         pk = s["tap"]["guest_tx_packets"] + s["tap"]["guest_rx_packets"]
@@ -30,22 +32,16 @@ for b in res["boots"]:
                 for pred in GROUPS.values()]
         print(f"| {b['variant']} | {s['window_metrics'].get('mean_us')} | "
               + " | ".join(f"{c:.0f}" for c in cols) + " |")
-print()
-print("The driver's functions, median over the boots of each variant:")
-print()
-by = {}
-for b in res["boots"]:
-    for s in b["spans"]:
-        pk = s["tap"]["guest_tx_packets"] + s["tap"]["guest_rx_packets"]
         for f, v in s["insns"].items():
             if f.endswith("[virtio_net]"):
                 by.setdefault(f, {}).setdefault(b["variant"], []).append(v / pk)
+print()
+print("The driver's functions, median over the boots of each variant:")
+print()
 
 
 def med(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return 0 if not n else (xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2)
+    return statistics.median(xs) if xs else 0
 
 
 names = ("stock", "ours", "ours-b")
