@@ -154,7 +154,7 @@ static void reclaim_release_at_send(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, true, 65536, 65536));
 	/* more of the answer queued behind it */
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, true, 65, 64));
-	/* a sender that received nothing: a stream */
+	/* a sender that received nothing and did not sleep: a stream */
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, false, 64, 64));
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&stock, true, 64, 64));
 }

@@ -106,8 +106,8 @@ static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
 }
 
 /*
- * The last segment of an answer returns all but a minimum skb's worth of
- * its memory to its socket now (policy/reclaim.h).
+ * The last segment of an answer or of a paced message returns all but a
+ * minimum skb's worth of its memory to its socket now (policy/reclaim.h).
  *
  * Nothing is assumed about who owns the skb at this point.  TCP's
  * destructor charged skb->truesize to the socket's write memory, but a
@@ -124,15 +124,18 @@ static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
  * its charge or by the reference the other owners hold).
  */
 static void vnet_tx_release_at_send(struct vnet_sq *sq, struct sk_buff *skb,
-				    const struct vnet_tx_tcp *t)
+				    const struct vnet_tx_tcp *t,
+				    const struct vnet_kick_in *kin)
 {
 	const unsigned int keep = SKB_TRUESIZE(1);
 	struct sock *sk = skb->sk;
+	bool awaited;
 
 	if (!t->tcp || !t->known || t->payload > skb->len ||
 	    !skb->destructor || skb->truesize <= keep)
 		return;
-	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg, t->answering,
+	awaited = t->answering || vnet_kick_sender_slept(&sq->kick, kin);
+	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg, awaited,
 					  t->unsent, t->payload))
 		return;
 	refcount_add(keep, &sk->sk_wmem_alloc);
@@ -790,7 +793,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		if (vnet_tx_skb_waited(skb))
 			sq->reclaim.waited++;
 		else
-			vnet_tx_release_at_send(sq, skb, &tcp);
+			vnet_tx_release_at_send(sq, skb, &tcp, &kin);
 	} else {
 		/* Without completion interrupts, sockets must not wait for them. */
 		skb_orphan(skb);
