@@ -30,18 +30,18 @@
  * within the kick policy's conversation window, or whose task slept since
  * the socket's previous packet (vnet_kick_sender_slept(): a publisher
  * writing at its own pace, whose next message comes after another sleep).
- * TCP holds back a small write (autocorking) while
- * an earlier skb of the socket is still unfreed and unacknowledged,
- * expecting its completion within microseconds; delayed reclaim put that
- * off until the pair's next poll or the deadline.  A server answering in
- * two writes (a header, then a body) had every second write wait for the
- * deadline, 8 ms; one whose requests arrive in pairs (an open-loop client,
- * pipelining) its second answer; a publisher at 1000-3000 messages/s a
- * share of its messages, for up to tx-usecs-irq.  Senders that write
- * without sleeping (a stream of small writes, bulk) keep their full
- * accounting: TCP Small Queues limit
- * them and autocorking coalesces their writes, as with any NIC, and so do
- * the segments of an answer that have more of it queued behind them.
+ * TCP holds back a small write (autocorking) while an earlier skb of the
+ * socket is still unfreed and unacknowledged, expecting its completion
+ * within microseconds; delayed reclaim put that off until the pair's next
+ * poll or the deadline.  A server answering in two writes (a header, then
+ * a body) had every second write wait for the deadline, 8 ms; one whose
+ * requests arrive in pairs (an open-loop client, pipelining) its second
+ * answer; a publisher at 1000-3000 messages/s a share of its messages,
+ * for up to tx-usecs-irq.  Senders that write without sleeping (a stream
+ * of small writes, bulk) keep their full accounting: TCP Small Queues
+ * limit them and autocorking coalesces their writes, as with any NIC, and
+ * so do the segments of an answer that have more of it queued behind
+ * them.
  * Neither a packet gap nor a rate says which is which: under TCG a single
  * bulk flow's segments are 50 us and more apart.  The socket keeps one
  * minimum skb's worth per segment, so it still sees a packet in flight

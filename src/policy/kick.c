@@ -143,16 +143,8 @@ static enum vnet_kick_action vnet_kick_hold(struct vnet_kick_state *s,
 }
 
 /*
- * Whether @in's packet counts as bulk (see policy/kick.h): it is bulk;
- * or it is large, or a TCP segment of a stream whose socket sent bulk
- * within the window, and in both cases its task has not slept since the
- * socket's previous packet.  A bulk packet's socket is remembered,
- * replacing the entry that expires first; a remembered socket's entry
- * keeps the latest wake stamp.
- */
-/*
- * @in's socket's entry among the remembered senders, or else the entry
- * that expires first (the one a new sender replaces).
+ * The entry of socket @sender among the remembered senders, or else the
+ * entry that expires first (the one a new sender replaces).
  */
 static struct vnet_kick_sender *vnet_kick_find(struct vnet_kick_state *s,
 					       u64 sender)
@@ -179,7 +171,8 @@ static bool vnet_kick_slept(const struct vnet_kick_sender *slot,
 
 /*
  * Whether @in's packet comes from a remembered socket whose task slept
- * since the socket's previous packet (see policy/kick.h); asks, changes
+ * since the socket's previous packet: the last segment of a paced message
+ * gives its memory back at send (policy/reclaim.h).  Asks, changes
  * nothing.
  */
 bool vnet_kick_sender_slept(struct vnet_kick_state *s,
@@ -188,6 +181,14 @@ bool vnet_kick_sender_slept(struct vnet_kick_state *s,
 	return in->sender && vnet_kick_slept(vnet_kick_find(s, in->sender), in);
 }
 
+/*
+ * Whether @in's packet counts as bulk (see policy/kick.h): it is bulk;
+ * or it is large, or a TCP segment of a stream whose socket sent bulk
+ * within the window, and in both cases its task has not slept since the
+ * socket's previous packet.  A bulk packet's socket is remembered,
+ * replacing the entry that expires first; a remembered socket's entry
+ * keeps the latest wake stamp.
+ */
 static bool vnet_kick_bulk(struct vnet_kick_state *s,
 			   const struct vnet_kick_cfg *cfg,
 			   const struct vnet_kick_in *in)

@@ -9,10 +9,10 @@
 /*
  * Does a TCP segment give its socket its memory back when sent
  * (policy/reclaim.h)?  @awaited: the socket is in a conversation, or its
- * task slept since its previous packet;
- * @unsent: the bytes its application wrote that were not sent before this
- * segment, whose @payload they include.  Only with delayed reclaim; in
- * stock mode the completion interrupt frees it soon enough.
+ * task slept since its previous packet; @unsent: the bytes its
+ * application wrote that were not sent before this segment, whose
+ * @payload they include.  Only with delayed reclaim; in stock mode the
+ * completion interrupt frees it soon enough.
  */
 bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
 				  bool awaited, u32 unsent, u32 payload)

@@ -534,8 +534,9 @@ def t_tcp_autocork_publisher(ctx: Ctx):
     the messages are autocorked (on 6.1: 3480 of 3966 segments released
     and 28 of 3962 messages autocorked; before 2026-12-04 none released
     and 751 of 3971 autocorked, and half the 2 s windows of the
-    pub-1400-1000 benchmark cell had a p99 one-way delay above 1 ms).  A bulk stream releases nothing: 2 s of
-    iperf3 from the guest, fewer than 1% of its segments released."""
+    pub-1400-1000 benchmark cell had a p99 one-way delay above 1 ms).  A
+    bulk stream releases nothing: 2 s of iperf3 from the guest, fewer
+    than 1% of its segments released."""
     g = ctx.g
     exe = build_guest_tool(GUEST_TOOLS / "vnet-load.c")
     check(exe is not None, "vnet-load could not be built on the host")
