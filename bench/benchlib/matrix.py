@@ -153,7 +153,8 @@ def _cells() -> dict[str, Cell]:
 
 
 OL_RATES = (100, 300, 1000, 3000, 10000, 30000)
-PUB_RATES = {1400: (300, 1000, 3000, 10000), 16384: (100, 300, 1000, 3000)}
+PUB_RATES = {200: (1000, 3000), 600: (3000,), 1400: (300, 1000, 3000, 10000),
+             16384: (100, 300, 1000, 3000)}
 # (cell, app, fixed rate/s (0: as fast as the generator goes), connections, what)
 APPS = (("dns-1000", "dns", 1000, 4, "dnsmasq in the guest, dnsperf at 1000 queries/s"),
         ("dns-2000", "dns", 2000, 4, "dnsmasq in the guest, dnsperf at 2000 queries/s"),
@@ -429,7 +430,10 @@ def app_argv(g, cell: Cell, seconds: float, workdir: Path) -> list[str]:
         qf = workdir / "dns-queries.txt"
         qf.write_text("".join(f"h{i}.{DNS_NAME} A\n" for i in range(200)))
         argv = ["dnsperf", "-s", ip, "-d", str(qf), "-l", str(secs), "-c", "4", "-t", "2"]
-        return argv + (["-Q", str(cell.rate), "-q", "1000"] if cell.rate else ["-q", str(cell.flows)])
+        # paced: -v, a line per answer with its latency (the percentiles;
+        # at saturation there would be too many lines)
+        return argv + (["-Q", str(cell.rate), "-q", "1000", "-v"] if cell.rate
+                       else ["-q", str(cell.flows)])
     if cell.app == "http":
         argv = ["wrk", "-t", "1", "-d", f"{secs}s", "--latency", "--timeout", "2s"]
         if cell.rate:
@@ -455,6 +459,21 @@ def _num(text: str, pat: str, scale: float = 1.0) -> float | None:
 WRK_UNITS = {"us": 1.0, "ms": 1e3, "s": 1e6}
 
 
+DNS_ANSWER = re.compile(r"^> \S+ \S+ \S+ (\d+\.\d+)$", re.M)
+
+
+def dns_percentiles(out: str) -> dict:
+    """dnsperf -v: the answers' latency percentiles and largest, in us
+    (nearest rank); nothing without such lines."""
+    lat = sorted(float(x) * 1e6 for x in DNS_ANSWER.findall(out))
+    if not lat:
+        return {}
+    d = {f"p{p}_us": lat[min(len(lat) - 1, max(0, -(-len(lat) * pct // 1000) - 1))]
+         for p, pct in (("50", 500), ("90", 900), ("99", 990), ("99.9", 999))}
+    d["max_us"] = lat[-1]
+    return d
+
+
 def parse_app(cell: Cell, out: str) -> dict:
     """-> {"tps", "mean_us", "p50_us", "p99_us", ...} from the generator's summary."""
     d: dict = {}
@@ -463,6 +482,7 @@ def parse_app(cell: Cell, out: str) -> dict:
         d["mean_us"] = _num(out, r"Average Latency \(s\):\s+([\d.]+)", 1e6)
         d["lost_pct"] = _num(out, r"Queries lost:\s+\d+ \(([\d.]+)%\)")
         d["skipped"] = _num(out, r"Queries lost:\s+(\d+)")
+        d.update(dns_percentiles(out))
     elif cell.app == "http":
         d["tps"] = _num(out, r"Requests/sec:\s+([\d.]+)")
         for pct, key in (("50", "p50_us"), ("90", "p90_us"), ("99", "p99_us")):
@@ -740,4 +760,10 @@ def self_check() -> list[str]:
     finally:
         srv.terminate()
         srv.wait(5)
+    # dnsperf -v answers 1..1000 us, shuffled, amid its other lines
+    lines = [f"> NOERROR h{i}.bench.test A {i / 1e6:.6f}" for i in range(1000, 0, -1)]
+    got = dns_percentiles("[Status] Sending queries\n" + "\n".join(lines) + "\nStatistics:\n")
+    want = {"p50_us": 500, "p90_us": 900, "p99_us": 990, "p99.9_us": 999, "max_us": 1000}
+    if {k: round(v) for k, v in got.items()} != want or dns_percentiles("no answers") != {}:
+        probs.append(f"dns_percentiles: {got}, want {want}")
     return probs
