@@ -859,40 +859,6 @@ static int kick_run_writer(u32 behind, int every, bool sleeps)
 }
 
 /*
- * vnet_kick_sender_slept(): only for a remembered socket, sent by a task
- * whose stamp changed since the socket's previous packet; asking changes
- * nothing.
- */
-static void kick_sender_slept(struct kunit *test)
-{
-	struct vnet_kick_cfg cfg = { .frames = 64, .usecs = 8000, .adaptive = true };
-	struct vnet_kick_in in = { .now = 1000 * US, .sender = 0xa, .wake = 5,
-				   .bulk = true };
-	struct vnet_kick_state s;
-
-	vnet_kick_init(&s, &cfg);
-	KUNIT_EXPECT_FALSE(test, vnet_kick_sender_slept(&s, &in));
-	vnet_kick_decide(&s, &cfg, &in);
-	KUNIT_EXPECT_FALSE(test, vnet_kick_sender_slept(&s, &in));
-	in.wake = 6;
-	KUNIT_EXPECT_TRUE(test, vnet_kick_sender_slept(&s, &in));
-	KUNIT_EXPECT_TRUE(test, vnet_kick_sender_slept(&s, &in));
-	in.wake = 0;
-	KUNIT_EXPECT_FALSE(test, vnet_kick_sender_slept(&s, &in));
-	in.wake = 6;
-	in.sender = 0xb;
-	KUNIT_EXPECT_FALSE(test, vnet_kick_sender_slept(&s, &in));
-	in.sender = 0;
-	KUNIT_EXPECT_FALSE(test, vnet_kick_sender_slept(&s, &in));
-	/* The next packet of the socket takes the new stamp. */
-	in.sender = 0xa;
-	in.bulk = false;
-	in.now += 100 * US;
-	vnet_kick_decide(&s, &cfg, &in);
-	KUNIT_EXPECT_FALSE(test, vnet_kick_sender_slept(&s, &in));
-}
-
-/*
  * A telemetry publisher: 1400 B messages every 333 us, each sent as it is
  * written, its task asleep in between.  None may wait for a batch, even
  * when now and then a message finds the previous one still queued: that
@@ -936,7 +902,6 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_stamp_from_another_cpu),
 	KUNIT_CASE(kick_hold_and_late_clock_behind),
 	KUNIT_CASE(kick_classify_tcp),
-	KUNIT_CASE(kick_sender_slept),
 	KUNIT_CASE(kick_adaptive_publisher_not_held),
 	KUNIT_CASE(kick_adaptive_history_makes_no_answer_bulk),
 	KUNIT_CASE(kick_answer_window_every_setting),

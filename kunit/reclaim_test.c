@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* KUnit: TX reclaim policy. */
 #include <kunit/test.h>
+#include <linux/hash.h>
 #include "policy/reclaim.h"
 
 #define US	1000ULL
@@ -143,20 +144,88 @@ static void reclaim_waited(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 128, 1001 * US));
 }
 
+/* vnet_reclaim_release_at_send() on a fresh state */
+static bool release(const struct vnet_reclaim_cfg *cfg, bool answering,
+		    u32 unsent, u32 payload)
+{
+	struct vnet_reclaim_seg seg = { .sender = 0xa, .wake = 5,
+					.answering = answering,
+					.unsent = unsent, .payload = payload };
+	struct vnet_reclaim_state s = {};
+
+	return vnet_reclaim_release_at_send(cfg, &s, &seg);
+}
+
 /*
  * Memory back at send: only the segment that ends what an answering
  * socket has written so far, and only with delayed reclaim.
  */
 static void reclaim_release_at_send(struct kunit *test)
 {
-	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, true, 64, 64));
-	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, true, 0, 64));
-	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, true, 65536, 65536));
+	KUNIT_EXPECT_TRUE(test, release(&delayed, true, 64, 64));
+	KUNIT_EXPECT_TRUE(test, release(&delayed, true, 0, 64));
+	KUNIT_EXPECT_TRUE(test, release(&delayed, true, 65536, 65536));
 	/* more of the answer queued behind it */
-	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, true, 65, 64));
-	/* a sender that received nothing and did not sleep: a stream */
-	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, false, 64, 64));
-	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&stock, true, 64, 64));
+	KUNIT_EXPECT_FALSE(test, release(&delayed, true, 65, 64));
+	/* a sender that received nothing, first seen: not known to sleep */
+	KUNIT_EXPECT_FALSE(test, release(&delayed, false, 64, 64));
+	KUNIT_EXPECT_FALSE(test, release(&stock, true, 64, 64));
+}
+
+/*
+ * A socket that received nothing: its segment is released when its task
+ * slept (a new wake stamp) since the socket's previous segment sent by a
+ * task, whatever its size; a task that did not sleep, or softirq, does
+ * not; another socket on the same slot pushes it out.
+ */
+static void reclaim_release_paced(struct kunit *test)
+{
+	struct vnet_reclaim_seg seg = { .sender = 0xa, .wake = 5,
+					.unsent = 200, .payload = 200 };
+	struct vnet_reclaim_state s = {};
+	u64 other;
+
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	seg.wake = 6;
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	/* the stamp moved: the next segment without a sleep is not */
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	/* from softirq: neither released nor noted */
+	seg.wake = 0;
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	seg.wake = 7;
+	/* slept, but more of what it wrote is queued behind */
+	seg.unsent = 400;
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	seg.unsent = 200;
+	seg.wake = 8;
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	/* large or small alike */
+	seg.wake = 9;
+	seg.unsent = 65536;
+	seg.payload = 65536;
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	/* not a full socket's */
+	seg.sender = 0;
+	seg.wake = 10;
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	/* a socket sharing 0xa's slot takes it over */
+	for (other = 0xb; hash_64(other, VNET_RECLAIM_SENDERS_BITS) !=
+			  hash_64(0xa, VNET_RECLAIM_SENDERS_BITS); other++)
+		;
+	seg.sender = other;
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	seg.sender = 0xa;
+	seg.wake = 11;
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	seg.wake = 12;
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	/* stock mode releases nothing and notes nothing: 12 is still the stamp */
+	seg.wake = 13;
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&stock, &s, &seg));
+	seg.wake = 12;
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
 }
 
 static void reclaim_room_edges(struct kunit *test)
@@ -175,6 +244,7 @@ static struct kunit_case reclaim_policy_cases[] = {
 	KUNIT_CASE(reclaim_waited),
 	KUNIT_CASE(reclaim_room_edges),
 	KUNIT_CASE(reclaim_release_at_send),
+	KUNIT_CASE(reclaim_release_paced),
 	KUNIT_CASE(reclaim_stamp_from_another_cpu),
 	{}
 };

@@ -129,14 +129,17 @@ static void vnet_tx_release_at_send(struct vnet_sq *sq, struct sk_buff *skb,
 {
 	const unsigned int keep = SKB_TRUESIZE(1);
 	struct sock *sk = skb->sk;
-	bool awaited;
+	struct vnet_reclaim_seg seg;
 
-	if (!t->tcp || !t->known || t->payload > skb->len ||
+	if (!t->tcp || !t->known || !t->payload || t->payload > skb->len ||
 	    !skb->destructor || skb->truesize <= keep)
 		return;
-	awaited = t->answering || vnet_kick_sender_slept(&sq->kick, kin);
-	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg, awaited,
-					  t->unsent, t->payload))
+	seg.sender = kin->sender;
+	seg.wake = kin->wake;
+	seg.answering = t->answering;
+	seg.unsent = t->unsent;
+	seg.payload = t->payload;
+	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg, &sq->reclaim, &seg))
 		return;
 	refcount_add(keep, &sk->sk_wmem_alloc);
 	skb_orphan(skb);

@@ -219,8 +219,6 @@ enum vnet_kick_action {
 void vnet_kick_classify_tcp(const struct vnet_kick_seg *seg,
 			    struct vnet_kick_in *in);
 void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg);
-bool vnet_kick_sender_slept(struct vnet_kick_state *s,
-			    const struct vnet_kick_in *in);
 enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_cfg *cfg,
 				       const struct vnet_kick_in *in);

@@ -28,8 +28,9 @@
  * when it is reclaimed: a segment that ends what its socket has written
  * so far (nothing queued behind it), from a socket that received data
  * within the kick policy's conversation window, or whose task slept since
- * the socket's previous packet (vnet_kick_sender_slept(): a publisher
- * writing at its own pace, whose next message comes after another sleep).
+ * the socket's previous segment sent by a task (a publisher writing at
+ * its own pace, whose next message comes after another sleep; the
+ * senders table below).
  * TCP holds back a small write (autocorking) while an earlier skb of the
  * socket is still unfreed and unacknowledged, expecting its completion
  * within microseconds; delayed reclaim put that off until the pair's next
@@ -56,6 +57,7 @@
 #ifndef VNET_RECLAIM_POLICY_H
 #define VNET_RECLAIM_POLICY_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 struct vnet_reclaim_cfg {
@@ -63,11 +65,36 @@ struct vnet_reclaim_cfg {
 	u32 usecs;	/* ... or once the last reclaim is this old */
 };
 
+/*
+ * The sockets whose segments were last seen on the queue, by a hash of
+ * the socket: each with the wake stamp of the task that sent its latest
+ * one (policy/kick.h), to tell whether that task slept since.  Two
+ * sockets on one slot push each other out; neither is then seen to sleep,
+ * and their segments keep the deadline.
+ */
+#define VNET_RECLAIM_SENDERS_BITS	5
+#define VNET_RECLAIM_SENDERS		BIT(VNET_RECLAIM_SENDERS_BITS)
+
+struct vnet_reclaim_sender {
+	u64 id;		/* the socket; 0: none */
+	u64 wake;	/* wake stamp of its latest segment sent by a task */
+};
+
 struct vnet_reclaim_state {
 	u64 last_ns;		/* last reclaim */
 	u64 last_xmit_ns;	/* last packet added */
 	bool deadline_armed;	/* reclaim deadline requested, not yet run */
 	u32 waited;		/* buffers out whose sender waits for them */
+	struct vnet_reclaim_sender senders[VNET_RECLAIM_SENDERS];
+};
+
+/* A TCP segment with data, as vnet_reclaim_release_at_send() sees it. */
+struct vnet_reclaim_seg {
+	u64 sender;	/* its socket; 0: not a full socket's */
+	u64 wake;	/* its task's wake stamp; 0: not sent by a task */
+	bool answering;	/* the socket received data within the window */
+	u32 unsent;	/* written and not yet sent, this segment's included */
+	u32 payload;	/* bytes after the TCP header */
 };
 
 /* What to do about completions still with the device. */
@@ -87,7 +114,8 @@ static inline bool vnet_reclaim_delayed(const struct vnet_reclaim_cfg *cfg)
 }
 
 bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
-				  bool awaited, u32 unsent, u32 payload);
+				  struct vnet_reclaim_state *s,
+				  const struct vnet_reclaim_seg *seg);
 bool vnet_reclaim_on_xmit(const struct vnet_reclaim_cfg *cfg,
 			  const struct vnet_reclaim_state *s,
 			  unsigned int in_use, u64 now);

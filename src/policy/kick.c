@@ -170,18 +170,6 @@ static bool vnet_kick_slept(const struct vnet_kick_sender *slot,
 }
 
 /*
- * Whether @in's packet comes from a remembered socket whose task slept
- * since the socket's previous packet: the last segment of a paced message
- * gives its memory back at send (policy/reclaim.h).  Asks, changes
- * nothing.
- */
-bool vnet_kick_sender_slept(struct vnet_kick_state *s,
-			    const struct vnet_kick_in *in)
-{
-	return in->sender && vnet_kick_slept(vnet_kick_find(s, in->sender), in);
-}
-
-/*
  * Whether @in's packet counts as bulk (see policy/kick.h): it is bulk;
  * or it is large, or a TCP segment of a stream whose socket sent bulk
  * within the window, and in both cases its task has not slept since the

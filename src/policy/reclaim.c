@@ -2,22 +2,51 @@
 /*
  * TX reclaim policy (pure).  See policy/reclaim.h for the rules.
  */
+#include <linux/hash.h>
 #include <linux/time64.h>
 #include "policy/clock.h"
 #include "policy/reclaim.h"
 
 /*
- * Does a TCP segment give its socket its memory back when sent
- * (policy/reclaim.h)?  @awaited: the socket is in a conversation, or its
- * task slept since its previous packet; @unsent: the bytes its
- * application wrote that were not sent before this segment, whose
- * @payload they include.  Only with delayed reclaim; in stock mode the
- * completion interrupt frees it soon enough.
+ * Whether the task sending @seg slept since its socket's previous segment
+ * sent by a task; notes @seg's stamp for the next one.  A segment sent
+ * from softirq (TCP Small Queues, an acknowledgment letting more out)
+ * has no task: it neither sleeps nor moves the stamp.
+ */
+static bool vnet_reclaim_slept(struct vnet_reclaim_state *s,
+			       const struct vnet_reclaim_seg *seg)
+{
+	struct vnet_reclaim_sender *e;
+	bool slept;
+
+	if (!seg->sender || !seg->wake)
+		return false;
+	e = &s->senders[hash_64(seg->sender, VNET_RECLAIM_SENDERS_BITS)];
+	slept = e->id == seg->sender && e->wake != seg->wake;
+	e->id = seg->sender;
+	e->wake = seg->wake;
+	return slept;
+}
+
+/*
+ * Does a TCP segment with data give its socket its memory back when sent
+ * (policy/reclaim.h)?  When it ends what its application wrote so far
+ * (nothing unsent behind its payload) and its socket is in a
+ * conversation or its task slept since the socket's previous segment.
+ * Only with delayed reclaim; in stock mode the completion interrupt frees
+ * it soon enough.  Every segment with data notes its task's stamp, so
+ * call it for each (under the queue's lock).
  */
 bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
-				  bool awaited, u32 unsent, u32 payload)
+				  struct vnet_reclaim_state *s,
+				  const struct vnet_reclaim_seg *seg)
 {
-	return vnet_reclaim_delayed(cfg) && awaited && unsent <= payload;
+	bool slept;
+
+	if (!vnet_reclaim_delayed(cfg))
+		return false;
+	slept = vnet_reclaim_slept(s, seg);
+	return (seg->answering || slept) && seg->unsent <= seg->payload;
 }
 
 /*
