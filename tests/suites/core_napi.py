@@ -231,11 +231,12 @@ def t_core_defer(ctx: Ctx):
         g.refresh_nics()
     # the default weight: the core defers after each poll with work
     with one_pair(g):
-        _core_defers(g, ways[0], notes)
+        _core_defers(ctx, ways[0], notes)
     ctx.note("; ".join(notes))
 
 
-def _core_defers(g, how: str, notes: list) -> None:
+def _core_defers(ctx: Ctx, how: str, notes: list) -> None:
+    g = ctx.g
     ifn = net.ifname(g)
     set_coal(g, ifn, OURS_DEFER)
     try:
@@ -247,9 +248,18 @@ def _core_defers(g, how: str, notes: list) -> None:
         # only the median here
         check(p["p50"] < FAST_US, f"core deferring: requests waited for our RX timer "
                                   f"({fmt(p, c)})")
-        check(c["interrupts"] * 4 < 150,
-              f"core deferring (defer-hard-irqs 100, gro-flush-timeout 200 us): "
-              f"{c['interrupts']} interrupts for 150 requests ({fmt(p, c)})")
+        # 5.10's virtqueue_disable_cb() leaves the device's event index
+        # where the poll's completion armed it (6.1's moves it away), so a
+        # NAPI instance the core keeps still takes an interrupt per packet
+        # there, with either driver
+        m = re.match(r"(\d+)\.(\d+)", ctx.kernel.release)
+        if not m or (int(m.group(1)), int(m.group(2))) >= (6, 0):
+            check(c["interrupts"] * 4 < 150,
+                  f"core deferring (defer-hard-irqs 100, gro-flush-timeout 200 us): "
+                  f"{c['interrupts']} interrupts for 150 requests ({fmt(p, c)})")
+        else:
+            notes.append("interrupts not counted before 6.0 (virtqueue_disable_cb() "
+                         "leaves the event index armed)")
         notes.append(f"weight 64, core deferring via {how}: {fmt(p, c)}")
     finally:
         core_clear(g)

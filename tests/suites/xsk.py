@@ -307,9 +307,13 @@ def t_lifecycle(ctx: Ctx):
     # its buffers to the stack (GSO frames over several buffers included).
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} 0 300")
     net.wait_ready(bg, "vnet-xsk")
+    # ring resizing needs virtqueue_resize() (6.0): ethtool -G is refused before
+    resize = (f"ethtool -G {ifn} rx 128", f"ethtool -G {ifn} rx 256") \
+        if kernel_version(ctx) >= (6, 0) else ()
+    if not resize:
+        done.append("-G skipped (no ring resize before 6.0)")
     for cmd in (f"ethtool -L {ifn} combined 2", f"ethtool -L {ifn} combined 1",
-                f"ip link set {ifn} down", f"ip link set {ifn} up",
-                f"ethtool -G {ifn} rx 128", f"ethtool -G {ifn} rx 256"):
+                f"ip link set {ifn} down", f"ip link set {ifn} up") + resize:
         step(bg, cmd)
     time.sleep(2)
     net.ping(g, count=3)
@@ -328,8 +332,7 @@ def t_lifecycle(ctx: Ctx):
     # A receiving socket through down/up, -G and suspend/resume.
     bg = g.run_bg(f"vnet-xsk rx {ifn} 0 {mode} 1000000 300")
     net.wait_ready(bg, "vnet-xsk")
-    for cmd in (f"ip link set {ifn} down", f"ip link set {ifn} up",
-                f"ethtool -G {ifn} rx 128", f"ethtool -G {ifn} rx 256"):
+    for cmd in (f"ip link set {ifn} down", f"ip link set {ifn} up") + resize:
         step(bg, cmd)
     state = "mem" if "mem" in g.run_ok("cat /sys/power/state").split() else "freeze"
     r = g.run(f"echo devices >/sys/power/pm_test && echo {state} >/sys/power/state; "
