@@ -64,6 +64,12 @@ def poll(fn, timeout: float = 10.0, interval: float = 0.2):
         time.sleep(interval)
 
 
+def kernel_version(ctx: Ctx) -> tuple[int, int]:
+    """The guest kernel's (major, minor); (0, 0) if its release says none."""
+    m = re.match(r"(\d+)\.(\d+)", ctx.kernel.release)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
 def put_kmod(ctx: Ctx, name: str) -> str:
     """Copy a test module of guest-kmod/ (built for the guest's kernel) into
     the guest, once per boot; returns its path there."""

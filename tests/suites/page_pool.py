@@ -34,9 +34,8 @@ from harness.guest import Nic, VMConfig
 from harness.runner import Ctx, TestCase
 from harness.util import CheckFailed, log
 
-from .functional import check, suite
+from .functional import check, kernel_version, suite
 from .xdp import PORT, attach, detach, send_udp, stats, total
-from .xsk import kernel_version
 
 SMALL = "mrg_rxbuf=off,guest_tso4=off,guest_tso6=off,guest_ecn=off,guest_ufo=off"
 PP = VMConfig(smp=2, memory=1024, nics=(Nic(queues=4), Nic(queues=1, props=SMALL)))

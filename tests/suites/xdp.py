@@ -38,7 +38,7 @@ from harness.guest import Nic, VMConfig
 from harness.runner import Ctx
 from harness.util import GUEST_DIR, REPO_ROOT, CheckFailed, VmTestError
 
-from .functional import check, suite
+from .functional import check, kernel_version, suite
 
 XDP = VMConfig(smp=2, memory=1024, nics=(Nic(queues=4), Nic(queues=1)))
 SRC = GUEST_DIR / "bpf" / "xdp_test.c"
@@ -363,8 +363,7 @@ def _set_mtu(g, mtu: int) -> None:
 @suite.test("xdp.frags", XDP, "xdp", timeout=600)
 def t_frags(ctx: Ctx):
     """Multi-buffer XDP at MTU 9000: PASS, DROP, TX, REDIRECT of frames over several buffers."""
-    m = re.match(r"(\d+)\.(\d+)", ctx.kernel.release)
-    if m and (int(m.group(1)), int(m.group(2))) < (5, 18):
+    if kernel_version(ctx) < (5, 18):
         # the kernel loads no program for fragments (BPF_F_XDP_HAS_FRAGS)
         ctx.note("skipped: no multi-buffer XDP before 5.18")
         return

@@ -76,7 +76,7 @@ from harness.guest import Nic, VMConfig
 from harness.runner import Ctx
 
 from .core_napi import tap_drops
-from .functional import check, put_kmod, suite
+from .functional import check, kernel_version, put_kmod, suite
 from .rss import check_xdp_hashes
 
 XSK = VMConfig(smp=2, memory=1024,
@@ -161,11 +161,6 @@ while time.time() < end and len(seen) < count:
         seen.add(seq)
 print(len(seen), bad, flush=True)
 """
-
-
-def kernel_version(ctx: Ctx) -> tuple[int, int]:
-    m = re.match(r"(\d+)\.(\d+)", ctx.kernel.release)
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 def zc_expected(ctx: Ctx) -> tuple[bool, bool]:
