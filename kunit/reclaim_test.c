@@ -191,8 +191,10 @@ static void reclaim_release_paced(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
 	/* the stamp moved: the next segment without a sleep is not */
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
-	/* from softirq: neither released nor noted */
+	/* from softirq: neither released nor noted (6 is still the stamp) */
 	seg.wake = 0;
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	seg.wake = 6;
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
 	seg.wake = 7;
 	/* slept, but more of what it wrote is queued behind */
