@@ -143,33 +143,6 @@ static enum vnet_kick_action vnet_kick_hold(struct vnet_kick_state *s,
 }
 
 /*
- * The entry of socket @sender among the remembered senders, or else the
- * entry that expires first (the one a new sender replaces).
- */
-static struct vnet_kick_sender *vnet_kick_find(struct vnet_kick_state *s,
-					       u64 sender)
-{
-	struct vnet_kick_sender *e, *slot = &s->senders[0];
-
-	for (e = s->senders; e < s->senders + VNET_KICK_SENDERS; e++) {
-		if (e->id == sender)
-			return e;
-		if ((s64)(e->until - slot->until) < 0)
-			slot = e;
-	}
-	return slot;
-}
-
-/* Whether @in's task slept since the previous packet of its socket. */
-static bool vnet_kick_slept(const struct vnet_kick_sender *slot,
-			    const struct vnet_kick_in *in)
-{
-	/* Not sent by a task, or no packet of one seen before: no sleep. */
-	return slot->id == in->sender && in->wake && slot->wake &&
-	       in->wake != slot->wake;
-}
-
-/*
  * Whether @in's packet counts as bulk (see policy/kick.h): it is bulk;
  * or it is large, or a TCP segment of a stream whose socket sent bulk
  * within the window, and in both cases its task has not slept since the
@@ -181,14 +154,22 @@ static bool vnet_kick_bulk(struct vnet_kick_state *s,
 			   const struct vnet_kick_cfg *cfg,
 			   const struct vnet_kick_in *in)
 {
-	struct vnet_kick_sender *slot;
+	struct vnet_kick_sender *e, *slot = &s->senders[0];
 	bool known, slept, live;
 
 	if (!in->sender)
 		return in->bulk || in->large;
-	slot = vnet_kick_find(s, in->sender);
+	for (e = s->senders; e < s->senders + VNET_KICK_SENDERS; e++) {
+		if (e->id == in->sender) {
+			slot = e;
+			break;
+		}
+		if ((s64)(e->until - slot->until) < 0)
+			slot = e;
+	}
 	known = slot->id == in->sender;
-	slept = vnet_kick_slept(slot, in);
+	/* Not sent by a task, or no packet of one seen before: no sleep. */
+	slept = known && in->wake && slot->wake && in->wake != slot->wake;
 	live = known && (s64)(in->now - slot->until) < 0;
 	if (in->bulk || (in->large && !slept)) {
 		if (!known || in->wake)
