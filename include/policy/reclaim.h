@@ -27,9 +27,10 @@
  * its memory to its socket when it is handed to the device instead of
  * when it is reclaimed: a segment that ends what its socket has written
  * so far (nothing queued behind it), from a socket that received data
- * within the kick policy's conversation window, or whose task slept since
- * the socket's previous segment sent by a task (a publisher writing at
- * its own pace, whose next message comes after another sleep; the
+ * within the kick policy's conversation window, or whose task slept within
+ * the socket's last VNET_RECLAIM_PACED_RUN segments sent by a task (a
+ * publisher writing at its own pace, whose next message comes after
+ * another sleep, also when woken late it writes a few in one go; the
  * senders table below).
  * TCP holds back a small write (autocorking) while an earlier skb of the
  * socket is still unfreed and unacknowledged, expecting its completion
@@ -68,16 +69,24 @@ struct vnet_reclaim_cfg {
 /*
  * The sockets whose segments were last seen on the queue, by a hash of
  * the socket: each with the wake stamp of the task that sent its latest
- * one (policy/kick.h), to tell whether that task slept since.  Two
+ * one (policy/kick.h), to count its segments since that task slept.  Two
  * sockets on one slot push each other out; neither is then seen to sleep,
  * and their segments keep the deadline.
  */
 #define VNET_RECLAIM_SENDERS_BITS	5
 #define VNET_RECLAIM_SENDERS		BIT(VNET_RECLAIM_SENDERS_BITS)
+/*
+ * Segments a socket's task sends after a sleep that still count as paced
+ * (above): more than a publisher woken late owes at a few thousand
+ * messages a second, fewer than a writer that does not pause sends
+ * between the rare sleeps it has.
+ */
+#define VNET_RECLAIM_PACED_RUN		4
 
 struct vnet_reclaim_sender {
 	u64 id;		/* the socket; 0: none */
 	u64 wake;	/* wake stamp of its latest segment sent by a task */
+	u8 run;		/* segments since that task slept, to the limit */
 };
 
 struct vnet_reclaim_state {

@@ -8,45 +8,51 @@
 #include "policy/reclaim.h"
 
 /*
- * Whether the task sending @seg slept since its socket's previous segment
- * sent by a task; notes @seg's stamp for the next one.  A segment sent
- * from softirq (TCP Small Queues, an acknowledgment letting more out)
- * has no task: it neither sleeps nor moves the stamp.
+ * Whether the task sending @seg slept within its socket's last
+ * VNET_RECLAIM_PACED_RUN segments sent by a task (a publisher woken late
+ * writes a few messages in one go); notes @seg's stamp for the next one.
+ * A segment sent from softirq (TCP Small Queues, an acknowledgment
+ * letting more out) has no task: it neither sleeps nor counts.  A socket
+ * not seen before has not been seen to sleep.
  */
-static bool vnet_reclaim_slept(struct vnet_reclaim_state *s,
+static bool vnet_reclaim_paced(struct vnet_reclaim_state *s,
 			       const struct vnet_reclaim_seg *seg)
 {
 	struct vnet_reclaim_sender *e;
-	bool slept;
 
 	if (!seg->sender || !seg->wake)
 		return false;
 	e = &s->senders[hash_64(seg->sender, VNET_RECLAIM_SENDERS_BITS)];
-	slept = e->id == seg->sender && e->wake != seg->wake;
+	if (e->id != seg->sender)
+		e->run = VNET_RECLAIM_PACED_RUN;
+	else if (e->wake != seg->wake)
+		e->run = 0;
+	else if (e->run < VNET_RECLAIM_PACED_RUN)
+		e->run++;
 	e->id = seg->sender;
 	e->wake = seg->wake;
-	return slept;
+	return e->run < VNET_RECLAIM_PACED_RUN;
 }
 
 /*
  * Does a TCP segment with data give its socket its memory back when sent
  * (policy/reclaim.h)?  When it ends what its application wrote so far
  * (nothing unsent behind its payload) and its socket is in a
- * conversation or its task slept since the socket's previous segment.
- * Only with delayed reclaim; in stock mode the completion interrupt frees
- * it soon enough.  Every segment with data notes its task's stamp, so
- * call it for each (under the queue's lock).
+ * conversation or its task slept within its last few segments.  Only
+ * with delayed reclaim; in stock mode the completion interrupt frees it
+ * soon enough.  Every segment with data notes its task's stamp, so call
+ * it for each (under the queue's lock).
  */
 bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
 				  struct vnet_reclaim_state *s,
 				  const struct vnet_reclaim_seg *seg)
 {
-	bool slept;
+	bool paced;
 
 	if (!vnet_reclaim_delayed(cfg))
 		return false;
-	slept = vnet_reclaim_slept(s, seg);
-	return (seg->answering || slept) && seg->unsent <= seg->payload;
+	paced = vnet_reclaim_paced(s, seg);
+	return (seg->answering || paced) && seg->unsent <= seg->payload;
 }
 
 /*

@@ -575,14 +575,14 @@ def t_tcp_autocork_publisher(ctx: Ctx):
     either: the guest writes messages on one TCP connection to a sink in
     the namespace, its task sleeping between them, for 4 s each: 1400 B,
     200 B and 600 B, at 1000/s.  The last segment of each message gives
-    its memory back when sent (policy/reclaim.h: its task slept since the
-    socket's previous segment), so TCP does not autocork the next one
+    its memory back when sent (policy/reclaim.h: its task slept within
+    the socket's last few segments), so TCP does not autocork the next one
     until a reclaim: for each, at least 70% of the segments sent are
     released at send and at most 10% of the messages are autocorked.  On
     6.1: 1400 B 3115-3869 of about 4000 segments released, 21-188
-    messages autocorked (the most on a loaded machine, probably where the
-    late publisher sends two messages without sleeping, the second not
-    released); 200 B and 600 B 3614-3651 of about 3950 released, 80-87
+    messages autocorked (the most on a loaded machine, where the late
+    publisher sent two messages without sleeping, the second not released
+    before the run count of 2026-12-05); 200 B and 600 B 3614-3651 of about 3950 released, 80-87
     autocorked, with another guest's test suite running beside.  Before
     2026-12-04 no segment was released (1400 B: 751 of 3971 autocorked,
     and half the 2 s windows of the pub-1400-1000 benchmark cell had a
