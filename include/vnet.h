@@ -104,6 +104,7 @@ struct vnet_sq_stats {
 	u64_stats_t poll_flushes;
 	u64_stats_t batch_kicks;
 	u64_stats_t forced_kicks;
+	u64_stats_t waiting_kicks;
 	u64_stats_t reclaim_batches;
 	u64_stats_t reclaim_deadlines;
 	u64_stats_t released_at_send;
@@ -201,6 +202,15 @@ struct vnet_sq {
 	u32 kick_conv_jiffies;
 	/* Notifications so far, for timing every few (vnet_tx_notify()). */
 	u32 notify_seq;
+	/*
+	 * The socket of the batch's first held TCP segment with data whose
+	 * socket has TCP_NODELAY, with a reference, and that segment's
+	 * sequence number: once the socket has all before it acknowledged,
+	 * it waits on the batch (policy/kick.h).  Read by the pair's receive
+	 * poll under the TX queue lock.
+	 */
+	struct sock *hold_sk;
+	u32 hold_seq;
 	struct vnet_reclaim_cfg reclaim_cfg;
 	struct vnet_reclaim_state reclaim;
 	/* Set by the interrupt, consumed by TX NAPI: was it worth it? */

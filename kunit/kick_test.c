@@ -44,6 +44,17 @@ static enum vnet_kick_action pkt_s(struct vnet_kick_state *s,
 	return vnet_kick_decide(s, cfg, &in);
 }
 
+/* A bulk TCP segment whose sender waits on the held batch. */
+static enum vnet_kick_action pkt_w(struct vnet_kick_state *s,
+				   const struct vnet_kick_cfg *cfg, u64 now,
+				   bool in_poll)
+{
+	struct vnet_kick_in in = { .now = now, .bulk = true, .waits = true,
+				   .in_poll = in_poll };
+
+	return vnet_kick_decide(s, cfg, &in);
+}
+
 /* A packet sent from the pair's running receive poll. */
 static enum vnet_kick_action pkt_p(struct vnet_kick_state *s,
 				   const struct vnet_kick_cfg *cfg, u64 now)
@@ -295,6 +306,56 @@ static void kick_adaptive_bulk_batches(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_COUNT);
 	vnet_kick_done(&s, &cfg, s.why, t);
 	KUNIT_EXPECT_EQ(test, s.target, 32U);
+}
+
+/*
+ * Adaptive: a bulk segment whose sender waits on the held batch sends
+ * the batch at once (sent from a receive poll: at the poll's end), and
+ * the batch counts as what a window yields, as one the timer flushed.
+ * Fixed mode holds it like any packet.
+ */
+static void kick_adaptive_waiting_sender(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_state s;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 990 * US;
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1000 * US), VNET_KICK_ARM);
+	for (i = 1; i <= 5; i++)
+		KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, (1000 + i) * US),
+				VNET_KICK_HOLD);
+	KUNIT_EXPECT_EQ(test, pkt_w(&s, &cfg, 1010 * US, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_WAITED);
+	vnet_kick_done(&s, &cfg, s.why, 1010 * US);
+	/* Seven gathered: the next batch is that size. */
+	KUNIT_EXPECT_EQ(test, s.target, 7U);
+
+	s.last_end_ns = 1090 * US;
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1100 * US), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_w(&s, &cfg, 1101 * US, true), VNET_KICK_POLL);
+	KUNIT_EXPECT_TRUE(test, s.poll);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_POLL, 1102 * US);
+
+	/* Two gathered when holding had just started: not worth holding. */
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 1990 * US;
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 2000 * US), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_w(&s, &cfg, 2001 * US, false), VNET_KICK_NOW);
+	vnet_kick_done(&s, &cfg, s.why, 2001 * US);
+	KUNIT_EXPECT_EQ(test, s.target, 1U);
+
+	/* Not holding: like any bulk packet. */
+	KUNIT_EXPECT_EQ(test, pkt_w(&s, &cfg, 2100 * US, false), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_UNHELD);
+	vnet_kick_done(&s, &cfg, s.why, 2100 * US);
+
+	cfg.adaptive = false;
+	vnet_kick_init(&s, &cfg);
+	KUNIT_EXPECT_EQ(test, pkt_w(&s, &cfg, 3000 * US, false), VNET_KICK_ARM);
 }
 
 /*
@@ -893,6 +954,7 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_overdue),
 	KUNIT_CASE(kick_pacing_shift),
 	KUNIT_CASE(kick_adaptive_timer_sets_target),
+	KUNIT_CASE(kick_adaptive_waiting_sender),
 	KUNIT_CASE(kick_adaptive_stream_rides_out_thin_window),
 	KUNIT_CASE(kick_adaptive_caps),
 	KUNIT_CASE(kick_cost_average),

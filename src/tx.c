@@ -19,6 +19,7 @@
 #include <linux/skbuff.h>
 #include <linux/tcp.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 #include <net/netfilter/nf_conntrack.h>
 #include "compat.h"
 #include "vnet.h"
@@ -68,6 +69,11 @@ struct vnet_tx_tcp {
 	unsigned int payload;
 	/* written by the application and not sent, this segment's included */
 	u32 unsent;
+	/* the socket has Nagle's algorithm off (TCP_NODELAY) */
+	bool nodelay;
+	/* with @known: the segment's sequence number, the socket's oldest unacknowledged */
+	u32 seq;
+	u32 una;
 };
 
 /*
@@ -99,10 +105,59 @@ static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
 	t->answering = (u32)jiffies -
 		       READ_ONCE(inet_csk(sk)->icsk_ack.lrcvtime) < window;
 	t->unsent = READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_nxt);
+	t->nodelay = tp->nonagle & TCP_NAGLE_OFF;
 	t->known = !skb->encapsulation && skb_transport_header_was_set(skb);
-	if (t->known)
-		t->payload = skb->len - skb_transport_offset(skb) -
-			     tcp_hdrlen(skb);
+	if (!t->known)
+		return;
+	t->payload = skb->len - skb_transport_offset(skb) - tcp_hdrlen(skb);
+	t->seq = ntohl(tcp_hdr(skb)->seq);
+	t->una = READ_ONCE(tp->snd_una);
+}
+
+/*
+ * Whether the sender of a TCP segment with data waits on the held batch
+ * (policy/kick.h): its socket has Nagle's algorithm off and everything
+ * before the batch's first segment of it acknowledged (before this one,
+ * if the batch has none).
+ */
+static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
+				 const struct sk_buff *skb,
+				 const struct vnet_tx_tcp *t)
+{
+	u32 first;
+
+	if (!t->tcp || !t->nodelay || !t->known || !t->payload)
+		return false;
+	first = skb->sk == sq->hold_sk ? sq->hold_seq : t->seq;
+	return !before(t->una, first);
+}
+
+/*
+ * A packet was held: if it is the batch's first TCP segment with data of
+ * a socket with Nagle's algorithm off, keep its socket (a reference) and
+ * sequence number, so that the receive poll can tell when the socket
+ * waits on the batch.
+ */
+static void vnet_tx_hold_note(struct vnet_sq *sq, struct sk_buff *skb,
+			      const struct vnet_tx_tcp *t)
+{
+	if (sq->hold_sk || !t->tcp || !t->nodelay || !t->known ||
+	    !t->payload || !skb->sk)
+		return;
+	sock_hold(skb->sk);
+	sq->hold_seq = t->seq;
+	WRITE_ONCE(sq->hold_sk, skb->sk);
+}
+
+/* The held batch went out or was forgotten: let go of its socket. */
+static void vnet_tx_hold_clear(struct vnet_sq *sq)
+{
+	struct sock *sk = sq->hold_sk;
+
+	if (!sk)
+		return;
+	WRITE_ONCE(sq->hold_sk, NULL);
+	sock_put(sk);
 }
 
 /*
@@ -276,6 +331,8 @@ static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 		u64_stats_inc(&sq->stats.batch_kicks);
 	else if (why == VNET_KICKED_FORCED && pending)
 		u64_stats_inc(&sq->stats.forced_kicks);
+	else if (why == VNET_KICKED_WAITED)
+		u64_stats_inc(&sq->stats.waiting_kicks);
 	u64_stats_update_end(&sq->stats.syncp);
 
 	/* A flush timer for this batch is no longer needed, nor its retry. */
@@ -285,6 +342,7 @@ static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 		WRITE_ONCE(sq->flush_wanted, false);
 	vnet_kick_sample(&sq->kick, why, notify);
 	vnet_kick_done(&sq->kick, &sq->kick_cfg, why, now);
+	vnet_tx_hold_clear(sq);
 }
 
 /* Kick whatever is held back (teardown, reconfiguration, netpoll). */
@@ -304,17 +362,24 @@ void vnet_tx_flush_overdue(struct vnet_sq *sq, u64 now)
 /*
  * The pair's receive poll ended on this CPU: notify the device of what it
  * sent (see policy/kick.h).  Only that poll's CPU marks packets so, and it
- * stopped marking them before it came here.
+ * stopped marking them before it came here.  The acknowledgments it took
+ * may have left the sender of a held batch waiting on it: notify that
+ * batch too.
  */
 void vnet_tx_poll_flush(struct vnet_sq *sq)
 {
 	struct netdev_queue *txq = vnet_sq_txq(sq);
+	struct sock *sk;
 
-	if (!READ_ONCE(sq->kick.poll))
+	if (!READ_ONCE(sq->kick.poll) && !READ_ONCE(sq->hold_sk))
 		return;
 	__netif_tx_lock(txq, raw_smp_processor_id());
+	sk = sq->hold_sk;
 	if (sq->kick.poll && sq->kick.pending)
 		vnet_tx_kick(sq, VNET_KICKED_POLL, vnet_now());
+	else if (sk && sq->kick.pending &&
+		 !before(READ_ONCE(tcp_sk(sk)->snd_una), sq->hold_seq))
+		vnet_tx_kick(sq, VNET_KICKED_WAITED, vnet_now());
 	vnet_txq_unlock(sq, txq);
 }
 
@@ -523,6 +588,7 @@ static void vnet_tx_apply_coal(struct vnet_sq *sq)
 	sq->kick_cfg.usecs = sq->coal.usecs;
 	sq->kick_cfg.adaptive = sq->coal.adaptive;
 	vnet_kick_init(&sq->kick, &sq->kick_cfg);
+	vnet_tx_hold_clear(sq);
 	sq->pacing_shift = vnet_kick_pacing_shift(&sq->kick_cfg);
 	/*
 	 * The conversation window (vnet_tx_tcp_read()) in ticks, rounded up
@@ -785,6 +851,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	 */
 	vnet_tx_tcp_read(skb, sq->kick_conv_jiffies, &tcp);
 	vnet_tx_classify(skb, &tcp, &kin);
+	kin.waits = vnet_tx_sender_waits(sq, skb, &tcp);
 	kin.sender = skb->sk && sk_fullsock(skb->sk) ? (unsigned long)skb->sk : 0;
 	kin.wake = vnet_tx_wake_stamp();
 	/* TCP Small Queues must allow for the hold (see policy/kick.h). */
@@ -840,6 +907,8 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	case VNET_KICK_POLL:
 		if (!more)
 			vnet_sq_inc(sq, &sq->stats.kicks_held);
+		if (sq->kick.pending)
+			vnet_tx_hold_note(sq, skb, &tcp);
 		break;
 	}
 

@@ -67,6 +67,22 @@
  * of the reclaim (policy/reclaim.h) do not depend on how the user set up
  * the kicks.
  *
+ * A batch its sender waits on goes out at once, for a TCP socket with
+ * Nagle's algorithm off (TCP_NODELAY: its application asked that a small
+ * write not wait for the acknowledgment of earlier data): when all the
+ * socket has unacknowledged is held (the segment before it was
+ * acknowledged), it can send nothing more until the held ones are
+ * notified.  TCP autocorks its next small write and TCP Small Queues hold
+ * back the rest until a held skb is freed, and a full congestion window
+ * waits for an acknowledgment of held data; the batch would wait for its
+ * timer, the wait TCP_NODELAY asked to be spared, several times over.  A
+ * socket that leaves Nagle on (a bulk writer) keeps its batches: its
+ * writes coalesce in the socket meanwhile, which is the point of holding
+ * it.  The caller tells (in->waits) for the last segment of a burst, and
+ * checks a held batch again at the end of each receive poll of the pair,
+ * where the acknowledgments arrive.  Such a batch teaches the policy what
+ * a window yields, as one the timer flushed does.
+ *
  * When holding bulk pays: a held batch costs its notification plus the
  * flush timer's arm and interrupt (VNET_KICK_BATCH_EXITS), while packets
  * sent unheld cost only the notifications the device's event index asks
@@ -124,6 +140,7 @@ enum vnet_kick_reason {
 	VNET_KICKED_TIMER,	/* the hold time ran out */
 	VNET_KICKED_POLL,	/* the receive poll that sent them ended */
 	VNET_KICKED_FORCED,	/* stopped queue, urgent sender, teardown */
+	VNET_KICKED_WAITED,	/* the batch's sender can send no more until it goes */
 };
 
 /*
@@ -191,6 +208,12 @@ struct vnet_kick_in {
 	bool stream;
 	/* a TCP segment without payload */
 	bool pure_ack;
+	/*
+	 * a TCP segment whose socket has nothing unacknowledged but what
+	 * this queue holds, this segment included: its sender waits on them
+	 * (see above)
+	 */
+	bool waits;
 	/* an id of the sending socket, 0 for none */
 	u64 sender;
 	/*

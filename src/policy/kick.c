@@ -246,6 +246,15 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 		vnet_kick_learn_gap(s, cfg, gap);
 		return vnet_kick_unheld(s, in->in_poll);
 	}
+	/* Nothing more comes from a sender that waits on the batch. */
+	if (in->waits) {
+		if (in->in_poll) {
+			s->poll = true;
+			return VNET_KICK_POLL;
+		}
+		s->why = VNET_KICKED_WAITED;
+		return VNET_KICK_NOW;
+	}
 	return vnet_kick_hold(s, cfg, s->target, in->now);
 }
 
@@ -320,7 +329,8 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 		s->target = min_t(u32, s->target * 2, vnet_kick_max_batch(cfg));
 		return;
 	}
-	if (why != VNET_KICKED_TIMER)
+	/* Ended by its timer, or by its sender waiting: what a window yields. */
+	if (why != VNET_KICKED_TIMER && why != VNET_KICKED_WAITED)
 		return;
 	min = vnet_kick_min_batch(s);
 	s->flush_avg8 = (3 * s->flush_avg8 + 8 * s->pending) / 4;

@@ -3,7 +3,7 @@
 # one-way delay (pub cells) or Mbit/s; exits per packet, segments released
 # at send per packet, and per window the kicks held, of them batches the
 # flush timer sent (tf) and packets that waited for a receive poll's end.
-# python3 percells.py results.json
+# python3 percells.py results.json  (queue names of 6.1: tx_queue_0_x, of 6.12 on: tx0_x)
 import json, re, statistics as st, sys
 
 r = json.load(open(sys.argv[1]))
@@ -15,7 +15,7 @@ for b in r['boots']:
         gs = run['window'].get('guest_stats', {}) or {}
         q = {}
         for k, v in gs.items():
-            m = re.match(r'tx_queue_\d+_(.*)', k)
+            m = re.match(r'(?:tx_queue_|tx)\d+_(.*)', k)
             if m:
                 q[m.group(1)] = q.get(m.group(1), 0) + v
         txp = run['window']['tap']['guest_tx_packets'] or 1
