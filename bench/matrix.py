@@ -57,8 +57,9 @@ MAIN = 2          # 2 vCPUs / 2 queue pairs: every cell
 RX_CELLS = {f"rx-{s}x{n}" for s in ("64", "256", "bulk") for n in (1, 4, 16)} | {"rx-1400x4"}
 OTHER_TOPO_CELLS = ["rr-tcp-4", "rr-tcp-128", "ol-udp-3000", "tx-256x4", "rx-256x4", "tx-bulkx2"]
 # One-way paced senders: two rungs of each ladder, a factor of 10 apart (the
-# full ladders would add ~16 min to the ~3 h; the screen has two more)
-PUB_CELLS = {"pub-1400-1000", "pub-1400-10000", "pub-16k-300", "pub-16k-3000"}
+# full ladders would add ~16 min to the ~3 h; the screen has two more) and one
+# from a sender that leaves Nagle on
+PUB_CELLS = {"pub-1400-1000", "pub-1400-10000", "pub-16k-300", "pub-16k-3000", "pubn-1400-3000"}
 FULL_PLAN = {
     MAIN: [n for n, c in M.CELLS.items() if c.kind != "mixed" and n != "dns-1000"
            and not (c.kind == "stream" and c.direction == "rx" and n not in RX_CELLS)
@@ -67,11 +68,12 @@ FULL_PLAN = {
     "4:2": OTHER_TOPO_CELLS,
     4: ["rr-tcp-4", "rr-tcp-128", "ol-udp-3000", "tx-256x4"],
 }
-# the known bad cells of issue 20, a closed loop of large answers, and the gain to keep
+# the known bad cells of issue 20, a closed loop of large answers, a publisher
+# that leaves Nagle on, and the gain to keep
 SCREEN_PLAN = {
     MAIN: ["rr-tcp-4", "rr-udp-4", "rr-tcp-1-2w", "rr-tcp-1-16k", "ol-udp-1000", "ol-udp-3000", "ol-udp-10000",
-           "ol-tcp-3000", "pub-1400-3000", "pub-16k-1000", "tx-bulkx2", "tx-256x4", "rx-256x4", "dns-2000",
-           "dns-3000"],
+           "ol-tcp-3000", "pub-1400-3000", "pubn-1400-3000", "pub-16k-1000", "tx-bulkx2", "tx-256x4", "rx-256x4",
+           "dns-2000", "dns-3000"],
     "2:1": ["mixed", "mixed-c1", "mixed-free"],
 }
 # repeats per variant: stock and ours carry the significance test (an exact

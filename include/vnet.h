@@ -204,7 +204,8 @@ struct vnet_sq {
 	u32 notify_seq;
 	/*
 	 * The socket of the batch's first held TCP segment with data whose
-	 * socket has TCP_NODELAY, with a reference, and that segment's
+	 * sender would rather the batch went (TCP_NODELAY, or paced by its
+	 * task: policy/kick.h), with a reference, and that segment's
 	 * sequence number: once the socket has all before it acknowledged,
 	 * it waits on the batch (policy/kick.h).  Read by the pair's receive
 	 * poll under the TX queue lock.

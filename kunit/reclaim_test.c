@@ -237,6 +237,45 @@ static void reclaim_release_paced(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
 }
 
+/*
+ * The kick policy's question: is a socket paced, as the table knows it,
+ * without noting anything?  Not when first seen; yes within its last few
+ * task-sent segments after a sleep, or when the task sending now slept
+ * since the latest; not for a writer that does not pause, nor for a
+ * segment from softirq of such a writer.
+ */
+static void reclaim_sender_paced(struct kunit *test)
+{
+	struct vnet_reclaim_seg seg = { .sender = 0xa, .wake = 5,
+					.unsent = 200, .payload = 200 };
+	struct vnet_reclaim_state s = {};
+	int i;
+
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0xa, 5));
+	vnet_reclaim_release_at_send(&delayed, &s, &seg);
+	/* seen once, never seen to sleep */
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0xa, 0));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0xa, 5));
+	/* its task sending now slept since */
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_sender_paced(&s, 0xa, 6));
+	/* asked for a segment from softirq: no sleep seen (asking noted none) */
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0xa, 0));
+	seg.wake = 6;
+	vnet_reclaim_release_at_send(&delayed, &s, &seg);
+	for (i = 1; i < VNET_RECLAIM_PACED_RUN; i++) {
+		KUNIT_EXPECT_TRUE_MSG(test, vnet_reclaim_sender_paced(&s, 0xa, 0),
+				      "segment %d after the sleep", i);
+		vnet_reclaim_release_at_send(&delayed, &s, &seg);
+	}
+	/* one more without a sleep: a writer that does not pause */
+	vnet_reclaim_release_at_send(&delayed, &s, &seg);
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0xa, 0));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0xa, 6));
+	/* another socket, or none */
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0xb, 7));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0, 7));
+}
+
 static void reclaim_room_edges(struct kunit *test)
 {
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_room(19, 19));
@@ -254,6 +293,7 @@ static struct kunit_case reclaim_policy_cases[] = {
 	KUNIT_CASE(reclaim_room_edges),
 	KUNIT_CASE(reclaim_release_at_send),
 	KUNIT_CASE(reclaim_release_paced),
+	KUNIT_CASE(reclaim_sender_paced),
 	KUNIT_CASE(reclaim_stamp_from_another_cpu),
 	{}
 };

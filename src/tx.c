@@ -71,6 +71,11 @@ struct vnet_tx_tcp {
 	u32 unsent;
 	/* the socket has Nagle's algorithm off (TCP_NODELAY) */
 	bool nodelay;
+	/*
+	 * its sender would rather a held batch went than wait on it: Nagle
+	 * off, or a task that paces the socket (vnet_tx_sender_eager())
+	 */
+	bool eager;
 	/* with @known: the segment's sequence number, the socket's oldest unacknowledged */
 	u32 seq;
 	u32 una;
@@ -115,10 +120,23 @@ static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
 }
 
 /*
+ * Whether a TCP socket's sender would rather a held batch went than wait
+ * on it (policy/kick.h): its application turned Nagle's algorithm off, or
+ * its task paces it (sleeps between its writes, policy/reclaim.h).
+ * @sender, @wake: the socket and the sending task's stamp as the kick
+ * policy sees them (a zero stamp: no task sends).
+ */
+static bool vnet_tx_sender_eager(const struct vnet_sq *sq, bool nodelay,
+				 u64 sender, u64 wake)
+{
+	return nodelay || vnet_reclaim_sender_paced(&sq->reclaim, sender, wake);
+}
+
+/*
  * Whether the sender of a TCP segment with data waits on the held batch
- * (policy/kick.h): its socket has Nagle's algorithm off and everything
- * before the batch's first segment of it acknowledged (before this one,
- * if the batch has none).
+ * (policy/kick.h): it is eager (above) and has everything before the
+ * batch's first segment of it acknowledged (before this one, if the batch
+ * has none).
  */
 static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
 				 const struct sk_buff *skb,
@@ -126,7 +144,7 @@ static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
 {
 	u32 first;
 
-	if (!t->tcp || !t->nodelay || !t->known || !t->payload)
+	if (!t->tcp || !t->eager || !t->known || !t->payload)
 		return false;
 	first = skb->sk == sq->hold_sk ? sq->hold_seq : t->seq;
 	return !before(t->una, first);
@@ -134,14 +152,14 @@ static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
 
 /*
  * A packet was held: if it is the batch's first TCP segment with data of
- * a socket with Nagle's algorithm off, keep its socket (a reference) and
+ * an eager sender (above), keep its socket (a reference) and
  * sequence number, so that the receive poll can tell when the socket
  * waits on the batch.
  */
 static void vnet_tx_hold_note(struct vnet_sq *sq, struct sk_buff *skb,
 			      const struct vnet_tx_tcp *t)
 {
-	if (sq->hold_sk || !t->tcp || !t->nodelay || !t->known ||
+	if (sq->hold_sk || !t->tcp || !t->eager || !t->known ||
 	    !t->payload || !skb->sk)
 		return;
 	sock_hold(skb->sk);
@@ -378,7 +396,9 @@ void vnet_tx_poll_flush(struct vnet_sq *sq)
 	if (sq->kick.poll && sq->kick.pending)
 		vnet_tx_kick(sq, VNET_KICKED_POLL, vnet_now());
 	else if (sk && sq->kick.pending &&
-		 !before(READ_ONCE(tcp_sk(sk)->snd_una), sq->hold_seq))
+		 !before(READ_ONCE(tcp_sk(sk)->snd_una), sq->hold_seq) &&
+		 vnet_tx_sender_eager(sq, tcp_sk(sk)->nonagle & TCP_NAGLE_OFF,
+				      (unsigned long)sk, 0))
 		vnet_tx_kick(sq, VNET_KICKED_WAITED, vnet_now());
 	vnet_txq_unlock(sq, txq);
 }
@@ -851,9 +871,11 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	 */
 	vnet_tx_tcp_read(skb, sq->kick_conv_jiffies, &tcp);
 	vnet_tx_classify(skb, &tcp, &kin);
-	kin.waits = vnet_tx_sender_waits(sq, skb, &tcp);
 	kin.sender = skb->sk && sk_fullsock(skb->sk) ? (unsigned long)skb->sk : 0;
 	kin.wake = vnet_tx_wake_stamp();
+	tcp.eager = tcp.tcp &&
+		    vnet_tx_sender_eager(sq, tcp.nodelay, kin.sender, kin.wake);
+	kin.waits = vnet_tx_sender_waits(sq, skb, &tcp);
 	/* TCP Small Queues must allow for the hold (see policy/kick.h). */
 	if (skb->sk && sq->pacing_shift < VNET_KICK_TCP_PACING_SHIFT)
 		sk_pacing_shift_update(skb->sk, sq->pacing_shift);

@@ -29,7 +29,8 @@ Kinds of cells (tx/rx and "client"/"server" from the guest's point of view):
   pub     open-loop fixed-rate one-way TCP stream from the guest (a telemetry
           or market-data publisher): vnet-load client -r RATE -s SIZE in the
           guest, vnet-load sink in the namespace, nothing answered; achieved
-          rate, p50/p99/p99.9 one-way delay above its least (see vnet-load)
+          rate, p50/p99/p99.9 one-way delay above its least (see vnet-load);
+          the sender sets TCP_NODELAY, pubn-* cells leave Nagle on
   stream  iperf3 in the guest (the benchmark's stream workloads): TCP,
           N flows, -l 64/256/1400 or the default (bulk), tx or rx; Mbit/s
   mixed   one queue pair shared by a bulk TCP sender (iperf3 in the guest)
@@ -81,6 +82,7 @@ class Cell:
     desc: str = ""
     cpu: int = 0                 # mixed: the vCPU the bulk sender is pinned to (-1: none)
     writes: int = 1              # rr: the guest's server answers in this many writes
+    nagle: bool = False          # pub: the sender leaves Nagle's algorithm on (no TCP_NODELAY)
 
     @property
     def unit(self) -> str:
@@ -134,6 +136,12 @@ def _cells() -> dict[str, Cell]:
             out.append(Cell(f"pub-{tag}-{r}", "pub", "tcp", 1, size, rate=r,
                             desc=f"open-loop one-way TCP stream from the guest, {r} msgs/s of "
                                  f"{size} B, not answered"))
+    # the same from an application that leaves Nagle's algorithm on
+    for size, rates in PUBN_RATES.items():
+        for r in rates:
+            tag = "16k" if size == 16384 else str(size)
+            out.append(Cell(f"pubn-{tag}-{r}", "pub", "tcp", 1, size, rate=r, nagle=True,
+                            desc=f"as pub-{tag}-{r}, the sender without TCP_NODELAY"))
     for d in ("tx", "rx"):
         for size in (64, 256, 1400, None):
             for n in (1, 2, 4, 16):
@@ -155,6 +163,7 @@ def _cells() -> dict[str, Cell]:
 OL_RATES = (100, 300, 1000, 3000, 10000, 30000)
 PUB_RATES = {200: (1000, 3000), 600: (3000,), 1400: (300, 1000, 3000, 10000),
              16384: (100, 300, 1000, 3000)}
+PUBN_RATES = {600: (3000,), 1400: (1000, 3000), 16384: (1000,)}
 # (cell, app, fixed rate/s (0: as fast as the generator goes), connections, what)
 APPS = (("dns-1000", "dns", 1000, 4, "dnsmasq in the guest, dnsperf at 1000 queries/s"),
         ("dns-2000", "dns", 2000, 4, "dnsmasq in the guest, dnsperf at 2000 queries/s"),
@@ -409,7 +418,7 @@ class PubStream(LoadClient):
         self.seen = 0
         deadline = self._wait_ready("vnet-load sink did not start")
         self.sender = g.run_bg(f"/vnet/vnet-load client -c {g.nics[0].host_ip} -p {PUB_PORT} "
-                               f"-n 1 -s {cell.msg} -r {cell.rate}")
+                               f"-n 1 -s {cell.msg} -r {cell.rate}" + (" -N" if cell.nagle else ""))
         while "READY" not in self.sender.output():
             if self.sender.poll() is not None or time.monotonic() > deadline:
                 self.stop()
@@ -739,7 +748,8 @@ def self_check() -> list[str]:
     try:
         time.sleep(0.3)
         for args, check in ((["-n", "8", "-s", "256"], "little"), (["-u", "-n", "8", "-s", "256"], "little"),
-                            (["-u", "-r", "2000", "-s", "64"], "rate"), (["-r", "2000", "-s", "64"], "rate")):
+                            (["-u", "-r", "2000", "-s", "64"], "rate"), (["-r", "2000", "-s", "64"], "rate"),
+                            (["-N", "-r", "2000", "-s", "64"], "rate")):
             p = subprocess.Popen([exe, "client", "-c", "127.0.0.1", "-p", str(port), *args, "-d", "3"],
                                  stdout=subprocess.PIPE, text=True)
             time.sleep(1.0)

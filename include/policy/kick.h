@@ -67,21 +67,25 @@
  * of the reclaim (policy/reclaim.h) do not depend on how the user set up
  * the kicks.
  *
- * A batch its sender waits on goes out at once, for a TCP socket with
- * Nagle's algorithm off (TCP_NODELAY: its application asked that a small
- * write not wait for the acknowledgment of earlier data): when all the
- * socket has unacknowledged is held (the segment before it was
- * acknowledged), it can send nothing more until the held ones are
- * notified.  TCP autocorks its next small write and TCP Small Queues hold
- * back the rest until a held skb is freed, and a full congestion window
- * waits for an acknowledgment of held data; the batch would wait for its
- * timer, the wait TCP_NODELAY asked to be spared, several times over.  A
- * socket that leaves Nagle on (a bulk writer) keeps its batches: its
- * writes coalesce in the socket meanwhile, which is the point of holding
- * it.  The caller tells (in->waits) for the last segment of a burst, and
- * checks a held batch again at the end of each receive poll of the pair,
- * where the acknowledgments arrive.  Such a batch teaches the policy what
- * a window yields, as one the timer flushed does.
+ * A batch its sender waits on goes out at once, for a TCP sender that
+ * would rather it went: a socket with Nagle's algorithm off (TCP_NODELAY:
+ * its application asked that a small write not wait for the
+ * acknowledgment of earlier data), or one whose task paces it (slept
+ * within its last few segments, the reclaim policy's senders table: a
+ * publisher, whose next message comes after a sleep, not from a writer
+ * that keeps the socket full).  When all the socket has unacknowledged is
+ * held (the segment before it was acknowledged), it can send nothing more
+ * until the held ones are notified.  TCP autocorks its next small write,
+ * Nagle's algorithm holds it for that acknowledgment, TCP Small Queues
+ * hold back the rest until a held skb is freed, and a full congestion
+ * window waits for an acknowledgment of held data; the batch would wait
+ * for its timer, several times what the sender paces at.  A stream (Nagle
+ * on, its task not sleeping) keeps its batches: its writes coalesce in the
+ * socket meanwhile, which is the point of holding it.  The caller tells
+ * (in->waits) for the last segment of a burst, and checks a held batch
+ * again at the end of each receive poll of the pair, where the
+ * acknowledgments arrive.  Such a batch teaches the policy what a window
+ * yields, as one the timer flushed does.
  *
  * When holding bulk pays: a held batch costs its notification plus the
  * flush timer's arm and interrupt (VNET_KICK_BATCH_EXITS), while packets
@@ -210,8 +214,8 @@ struct vnet_kick_in {
 	bool pure_ack;
 	/*
 	 * a TCP segment whose socket has nothing unacknowledged but what
-	 * this queue holds, this segment included: its sender waits on them
-	 * (see above)
+	 * this queue holds, this segment included, and whose sender would
+	 * rather they went: it waits on them (see above)
 	 */
 	bool waits;
 	/* an id of the sending socket, 0 for none */

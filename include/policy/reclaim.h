@@ -125,6 +125,8 @@ static inline bool vnet_reclaim_delayed(const struct vnet_reclaim_cfg *cfg)
 bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
 				  struct vnet_reclaim_state *s,
 				  const struct vnet_reclaim_seg *seg);
+bool vnet_reclaim_sender_paced(const struct vnet_reclaim_state *s, u64 sender,
+			       u64 wake);
 bool vnet_reclaim_on_xmit(const struct vnet_reclaim_cfg *cfg,
 			  const struct vnet_reclaim_state *s,
 			  unsigned int in_use, u64 now);

@@ -35,6 +35,29 @@ static bool vnet_reclaim_paced(struct vnet_reclaim_state *s,
 }
 
 /*
+ * Whether @sender (a socket, as in vnet_reclaim_seg) is paced by its
+ * task, as far as the senders table knows, without noting anything: its
+ * task slept within its last VNET_RECLAIM_PACED_RUN segments sent by a
+ * task, or @wake (the stamp of a task sending now; 0: none) shows a sleep
+ * since the latest.  The kick policy asks it (policy/kick.h): such a
+ * sender waiting on a held batch has nothing more to give it.
+ */
+bool vnet_reclaim_sender_paced(const struct vnet_reclaim_state *s, u64 sender,
+			       u64 wake)
+{
+	const struct vnet_reclaim_sender *e;
+
+	if (!sender)
+		return false;
+	e = &s->senders[hash_64(sender, VNET_RECLAIM_SENDERS_BITS)];
+	if (e->id != sender)
+		return false;
+	if (wake && e->wake != wake)
+		return true;
+	return e->run < VNET_RECLAIM_PACED_RUN;
+}
+
+/*
  * Does a TCP segment with data give its socket its memory back when sent
  * (policy/reclaim.h)?  When it ends what its application wrote so far
  * (nothing unsent behind its payload) and its socket is in a

@@ -8,12 +8,14 @@
  *       CPU, pinned, and the kernel spreads the flows over them); -w: a TCP
  *       echo goes back in WRITES write()s of about equal size, as from a
  *       server that writes a header and then a body (TCP_NODELAY is set)
- *   vnet-load client -c IP -p PORT [-P NPORTS] [-u] -n FLOWS -s SIZE [-r RATE]
+ *   vnet-load client -c IP -p PORT [-P NPORTS] [-u] [-N] -n FLOWS -s SIZE [-r RATE]
  *       FLOWS connections (TCP, or connected UDP sockets with -u) to
  *       PORT..PORT+NPORTS-1. Without -r: closed loop, each flow sends its
  *       next message when the answer to the previous one arrived. With -r:
  *       open loop, RATE messages per second in all, evenly spaced, round
- *       robin over the flows, whether or not answers came back.
+ *       robin over the flows, whether or not answers came back. TCP flows
+ *       set TCP_NODELAY, as latency-minded applications do; -N leaves
+ *       Nagle's algorithm on (an application that never asked).
  *   vnet-load sink -p PORT -s SIZE
  *       the receiving end of a one-way TCP stream (a client with -r whose
  *       messages nobody answers, as from a telemetry publisher): takes
@@ -282,7 +284,7 @@ struct flow {
 };
 
 static struct flow *flows;
-static int nflows, msg_size, udp, closed_loop;
+static int nflows, msg_size, udp, nagle, closed_loop;
 static uint64_t seqno;
 
 /* send one message on flow f; 0 sent, -1 could not (skipped) */
@@ -393,7 +395,7 @@ static int client(const char *ip, int port, int nports, int rate, double duratio
 			die("socket/address");
 		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
 			die("connect");
-		if (!udp)
+		if (!udp && !nagle)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		nonblock(fd);
 		flows[i].fd = fd;
@@ -600,7 +602,7 @@ static int sink(int port)
 static void usage(void)
 {
 	fprintf(stderr, "usage: vnet-load server -p PORT [-w WRITES]\n"
-			"       vnet-load client -c IP -p PORT [-P NPORTS] [-u] -n FLOWS -s SIZE "
+			"       vnet-load client -c IP -p PORT [-P NPORTS] [-u] [-N] -n FLOWS -s SIZE "
 			"[-r RATE] [-d SECONDS]\n"
 			"       vnet-load sink -p PORT -s SIZE\n");
 	exit(2);
@@ -622,12 +624,13 @@ int main(int argc, char **argv)
 	nflows = 1;
 	msg_size = 64;
 	optind = 2;
-	while ((opt = getopt(argc, argv, "c:p:P:un:s:r:d:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:P:uNn:s:r:d:w:")) != -1) {
 		switch (opt) {
 		case 'c': ip = optarg; break;
 		case 'p': port = atoi(optarg); break;
 		case 'P': nports = atoi(optarg); break;
 		case 'u': udp = 1; break;
+		case 'N': nagle = 1; break;
 		case 'n': nflows = atoi(optarg); break;
 		case 's': msg_size = atoi(optarg); break;
 		case 'r': rate = atoi(optarg); break;
