@@ -203,15 +203,17 @@ struct vnet_sq {
 	/* Notifications so far, for timing every few (vnet_tx_notify()). */
 	u32 notify_seq;
 	/*
-	 * The socket of the batch's first held TCP segment with data whose
-	 * sender would rather the batch went (TCP_NODELAY, or paced by its
-	 * task: policy/kick.h), with a reference, and that segment's
+	 * The socket of the held TCP segment with data that the batch
+	 * watches (vnet_kick_watch()), with a reference, and that segment's
 	 * sequence number: once the socket has all before it acknowledged,
-	 * it waits on the batch (policy/kick.h).  Read by the pair's receive
-	 * poll under the TX queue lock.
+	 * it waits on the batch (policy/kick.h).  hold_eager: a segment of
+	 * that socket in the batch had a sender that would rather the batch
+	 * went (TCP_NODELAY, or paced by its task); only then does the
+	 * pair's receive poll look (under the TX queue lock).
 	 */
 	struct sock *hold_sk;
 	u32 hold_seq;
+	bool hold_eager;
 	struct vnet_reclaim_cfg reclaim_cfg;
 	struct vnet_reclaim_state reclaim;
 	/* Set by the interrupt, consumed by TX NAPI: was it worth it? */

@@ -359,6 +359,76 @@ static void kick_adaptive_waiting_sender(struct kunit *test)
 }
 
 /*
+ * Which segment of a held batch the waiting rule watches, as the driver
+ * notes them (tx.c): @socks and @eager describe @n held TCP segments
+ * with data.  Returns the index of the watched one.
+ */
+static int watched(const int *socks, const bool *eager, int n)
+{
+	bool watching = false, watched_eager = false;
+	int w = -1, i;
+
+	for (i = 0; i < n; i++) {
+		bool same = watching && socks[i] == socks[w];
+
+		if (vnet_kick_watch(watching, same, watched_eager, eager[i])) {
+			w = i;
+			watching = true;
+			watched_eager = eager[i];
+		} else if (same && eager[i]) {
+			watched_eager = true;
+		}
+	}
+	return w;
+}
+
+/*
+ * The batch watches its first segment with data, eager or not, so that a
+ * socket whose sender turns eager later in the batch is judged from its
+ * first held segment; an eager socket takes over only from another one
+ * that never showed eagerness.
+ */
+static void kick_watch_first_segment(struct kunit *test)
+{
+	/* A late publisher's softirq send, then its next paced one. */
+	static const int one[] = { 1, 1, 1 };
+	static const bool late_then_paced[] = { false, true, false };
+	/* A stream's segment, then a publisher's on the same queue. */
+	static const int two[] = { 1, 2, 2 };
+	static const bool stream_then_pub[] = { false, true, true };
+	static const bool both_eager[] = { true, true, true };
+	/* The watched socket turned eager: it keeps the watch. */
+	static const int three[] = { 1, 1, 2 };
+
+	KUNIT_EXPECT_EQ(test, watched(one, late_then_paced, 3), 0);
+	KUNIT_EXPECT_EQ(test, watched(two, stream_then_pub, 3), 1);
+	KUNIT_EXPECT_EQ(test, watched(two, both_eager, 3), 0);
+	KUNIT_EXPECT_EQ(test, watched(three, late_then_paced, 3), 0);
+	KUNIT_EXPECT_EQ(test, watched(three, stream_then_pub, 3), 0);
+	/* Nothing eager anywhere: the first is watched all the same. */
+	KUNIT_EXPECT_EQ(test, watched(two, late_then_paced + 2, 1), 0);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_watch(true, false, false, false));
+	KUNIT_EXPECT_TRUE(test, vnet_kick_watch(false, false, false, false));
+}
+
+/*
+ * A socket waits on the batch when at most one full segment before it is
+ * unacknowledged: its receiver may hold that acknowledgment for the next.
+ */
+static void kick_unacked_before(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, vnet_kick_unacked_before(1000, 1000, 1448));
+	KUNIT_EXPECT_TRUE(test, vnet_kick_unacked_before(1000, 2448, 1448));
+	KUNIT_EXPECT_FALSE(test, vnet_kick_unacked_before(1000, 2449, 1448));
+	KUNIT_EXPECT_FALSE(test, vnet_kick_unacked_before(1000, 3896, 1448));
+	/* The device took held segments already: acknowledged past them. */
+	KUNIT_EXPECT_TRUE(test, vnet_kick_unacked_before(5000, 1000, 1448));
+	/* Across the wrap of the sequence space. */
+	KUNIT_EXPECT_TRUE(test, vnet_kick_unacked_before(0xfffffe00, 0x200, 1448));
+	KUNIT_EXPECT_FALSE(test, vnet_kick_unacked_before(0xfffff000, 0x200, 1448));
+}
+
+/*
  * Learn the notification rate from 640 single-packet bursts spread too
  * far apart to hold (3 ms, tx-usecs being 2 ms), the device wanting a
  * notification for @want of every 5; then bulk bursts come 100 us
@@ -955,6 +1025,8 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_pacing_shift),
 	KUNIT_CASE(kick_adaptive_timer_sets_target),
 	KUNIT_CASE(kick_adaptive_waiting_sender),
+	KUNIT_CASE(kick_watch_first_segment),
+	KUNIT_CASE(kick_unacked_before),
 	KUNIT_CASE(kick_adaptive_stream_rides_out_thin_window),
 	KUNIT_CASE(kick_adaptive_caps),
 	KUNIT_CASE(kick_cost_average),

@@ -79,6 +79,7 @@ struct vnet_tx_tcp {
 	/* with @known: the segment's sequence number, the socket's oldest unacknowledged */
 	u32 seq;
 	u32 una;
+	u32 mss;	/* the socket's current full segment */
 };
 
 /*
@@ -117,6 +118,7 @@ static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
 	t->payload = skb->len - skb_transport_offset(skb) - tcp_hdrlen(skb);
 	t->seq = ntohl(tcp_hdr(skb)->seq);
 	t->una = READ_ONCE(tp->snd_una);
+	t->mss = READ_ONCE(tp->mss_cache);
 }
 
 /*
@@ -134,9 +136,11 @@ static bool vnet_tx_sender_eager(const struct vnet_sq *sq, bool nodelay,
 
 /*
  * Whether the sender of a TCP segment with data waits on the held batch
- * (policy/kick.h): it is eager (above) and has everything before the
- * batch's first segment of it acknowledged (before this one, if the batch
- * has none).
+ * (policy/kick.h): it is eager (above) and has at most a full segment
+ * unacknowledged before the batch's first segment of it.  That is the
+ * watched one if the batch watches this socket (vnet_tx_hold_note());
+ * otherwise this segment stands for it, which can only overstate what
+ * lies before the batch.
  */
 static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
 				 const struct sk_buff *skb,
@@ -147,24 +151,33 @@ static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
 	if (!t->tcp || !t->eager || !t->known || !t->payload)
 		return false;
 	first = skb->sk == sq->hold_sk ? sq->hold_seq : t->seq;
-	return !before(t->una, first);
+	return vnet_kick_unacked_before(t->una, first, t->mss);
 }
 
 /*
- * A packet was held: if it is the batch's first TCP segment with data of
- * an eager sender (above), keep its socket (a reference) and
+ * A packet was held: if it is a TCP segment with data, the batch may
+ * watch it (vnet_kick_watch()): keep its socket (a reference) and
  * sequence number, so that the receive poll can tell when the socket
  * waits on the batch.
  */
 static void vnet_tx_hold_note(struct vnet_sq *sq, struct sk_buff *skb,
 			      const struct vnet_tx_tcp *t)
 {
-	if (sq->hold_sk || !t->tcp || !t->eager || !t->known ||
-	    !t->payload || !skb->sk)
+	struct sock *old = sq->hold_sk;
+
+	if (!t->tcp || !t->known || !t->payload || !skb->sk)
 		return;
+	if (!vnet_kick_watch(old, skb->sk == old, sq->hold_eager, t->eager)) {
+		if (skb->sk == old && t->eager)
+			WRITE_ONCE(sq->hold_eager, true);
+		return;
+	}
 	sock_hold(skb->sk);
 	sq->hold_seq = t->seq;
 	WRITE_ONCE(sq->hold_sk, skb->sk);
+	WRITE_ONCE(sq->hold_eager, t->eager);
+	if (old)
+		sock_put(old);
 }
 
 /* The held batch went out or was forgotten: let go of its socket. */
@@ -174,6 +187,7 @@ static void vnet_tx_hold_clear(struct vnet_sq *sq)
 
 	if (!sk)
 		return;
+	WRITE_ONCE(sq->hold_eager, false);
 	WRITE_ONCE(sq->hold_sk, NULL);
 	sock_put(sk);
 }
@@ -389,14 +403,16 @@ void vnet_tx_poll_flush(struct vnet_sq *sq)
 	struct netdev_queue *txq = vnet_sq_txq(sq);
 	struct sock *sk;
 
-	if (!READ_ONCE(sq->kick.poll) && !READ_ONCE(sq->hold_sk))
+	if (!READ_ONCE(sq->kick.poll) && !READ_ONCE(sq->hold_eager))
 		return;
 	__netif_tx_lock(txq, raw_smp_processor_id());
 	sk = sq->hold_sk;
 	if (sq->kick.poll && sq->kick.pending)
 		vnet_tx_kick(sq, VNET_KICKED_POLL, vnet_now());
-	else if (sk && sq->kick.pending &&
-		 !before(READ_ONCE(tcp_sk(sk)->snd_una), sq->hold_seq) &&
+	else if (sk && sq->hold_eager && sq->kick.pending &&
+		 vnet_kick_unacked_before(READ_ONCE(tcp_sk(sk)->snd_una),
+					  sq->hold_seq,
+					  READ_ONCE(tcp_sk(sk)->mss_cache)) &&
 		 vnet_tx_sender_eager(sq, tcp_sk(sk)->nonagle & TCP_NAGLE_OFF,
 				      (unsigned long)sk, 0))
 		vnet_tx_kick(sq, VNET_KICKED_WAITED, vnet_now());

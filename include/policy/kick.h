@@ -79,13 +79,23 @@
  * Nagle's algorithm holds it for that acknowledgment, TCP Small Queues
  * hold back the rest until a held skb is freed, and a full congestion
  * window waits for an acknowledgment of held data; the batch would wait
- * for its timer, several times what the sender paces at.  A stream (Nagle
+ * for its timer, several times what the sender paces at.  So may a batch
+ * with one full segment or less unacknowledged before it: a receiver
+ * acknowledges every second full-sized segment at once but delays its
+ * acknowledgment of a lone one until the next arrives or its delayed-ACK
+ * timer runs out (tens of milliseconds), and the next one is held
+ * (vnet_kick_unacked_before()).  A stream (Nagle
  * on, its task not sleeping) keeps its batches: its writes coalesce in the
  * socket meanwhile, which is the point of holding it.  The caller tells
  * (in->waits) for the last segment of a burst, and checks a held batch
  * again at the end of each receive poll of the pair, where the
  * acknowledgments arrive.  Such a batch teaches the policy what a window
- * yields, as one the timer flushed does.
+ * yields, as one the timer flushed does.  The check needs the batch's
+ * first segment of the socket, whether or not its sender was eager when
+ * it was sent (a late publisher's run, TCP's own sends from softirq):
+ * the batch watches the socket of its first TCP segment with data, and
+ * moves to an eager socket's segment only while no segment of the one it
+ * watches was eager (vnet_kick_watch()).
  *
  * When holding bulk pays: a held batch costs its notification plus the
  * flush timer's arm and interrupt (VNET_KICK_BATCH_EXITS), while packets
@@ -246,6 +256,8 @@ enum vnet_kick_action {
 void vnet_kick_classify_tcp(const struct vnet_kick_seg *seg,
 			    struct vnet_kick_in *in);
 void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg);
+bool vnet_kick_watch(bool watching, bool same, bool watched_eager, bool eager);
+bool vnet_kick_unacked_before(u32 una, u32 first, u32 mss);
 enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_cfg *cfg,
 				       const struct vnet_kick_in *in);

@@ -295,6 +295,37 @@ u64 vnet_kick_deadline(const struct vnet_kick_state *s,
 }
 
 /*
+ * A TCP segment with data was held: does the batch watch it for the
+ * waiting rule (see policy/kick.h)?  @watching: the batch watches a
+ * segment already, @same: of this segment's socket, @watched_eager: a
+ * segment of that socket in the batch had an eager sender, @eager: this
+ * one has.  The first such segment is watched, eager or not: the socket
+ * may turn eager later in the batch, and only its first segment tells
+ * when it has nothing unacknowledged before the batch.  An eager socket's
+ * segment takes over from another socket that has shown no eagerness,
+ * whose batch would otherwise go to its timer.
+ */
+bool vnet_kick_watch(bool watching, bool same, bool watched_eager, bool eager)
+{
+	if (!watching)
+		return true;
+	return !same && eager && !watched_eager;
+}
+
+/*
+ * Whether a TCP socket waits on a held batch whose first segment of it
+ * starts at sequence number @first, as far as acknowledgments go (see
+ * policy/kick.h): what it has unacknowledged before @first (from @una on)
+ * is at most one full segment of @mss bytes, which its receiver may not
+ * acknowledge before more comes.  Sequence numbers wrap; @una past @first
+ * (the device took some held segments already) also counts.
+ */
+bool vnet_kick_unacked_before(u32 una, u32 first, u32 mss)
+{
+	return (s32)(first - una) <= (s32)mss;
+}
+
+/*
  * A held batch goes out at @now, its flush timer was due at @due: record
  * how late that is.  It tells a long hold due to the timer's own latency
  * (a vCPU the host did not run) from one the policy caused.

@@ -641,8 +641,9 @@ def t_tcp_waiting_sender(ctx: Ctx):
     on (vnet-load client -N) have batches sent by that rule
     (waiting_kicks), and fewer of their batches run to the timer than go
     by the rule (on 6.1, in CI beside other work, the stream 0-14% of
-    them, the publisher 8-44%: the publisher's share is an open problem,
-    see docs/results/2026-12-05-ab-waiting-paced-6.1); a
+    them; the publisher 8-44% until the rule watched the batch's first
+    segment and allowed one unacknowledged segment before it, 0-5% in 3
+    quiet runs since: docs/results/2026-12-05-ab-watch-first-6.1); a
     default iperf3 stream has batches end by the timer, more of them than
     by the rule.  Without the rule (main at 483574e) the -N stream's
     batches ran to the timer like the other's (239 timer flushes against
