@@ -205,11 +205,12 @@ struct vnet_sq {
 	/*
 	 * The socket of the held TCP segment with data that the batch
 	 * watches (vnet_kick_watch()), with a reference, and that segment's
-	 * sequence number: once the socket has all before it acknowledged,
-	 * it waits on the batch (policy/kick.h).  hold_eager: a segment of
-	 * that socket in the batch had a sender that would rather the batch
-	 * went (TCP_NODELAY, or paced by its task); only then does the
-	 * pair's receive poll look (under the TX queue lock).
+	 * sequence number: once the socket has at most a full segment
+	 * before it unacknowledged, it waits on the batch (policy/kick.h).
+	 * hold_eager: a segment of that socket in the batch had a sender
+	 * that would rather the batch went (TCP_NODELAY, or paced by its
+	 * task); only then does the pair's receive poll look (under the TX
+	 * queue lock).
 	 */
 	struct sock *hold_sk;
 	u32 hold_seq;

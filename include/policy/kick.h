@@ -84,9 +84,9 @@
  * acknowledges every second full-sized segment at once but delays its
  * acknowledgment of a lone one until the next arrives or its delayed-ACK
  * timer runs out (tens of milliseconds), and the next one is held
- * (vnet_kick_unacked_before()).  A stream (Nagle
- * on, its task not sleeping) keeps its batches: its writes coalesce in the
- * socket meanwhile, which is the point of holding it.  The caller tells
+ * (vnet_kick_unacked_before()).  A stream (Nagle on, its task not
+ * sleeping) keeps its batches: its writes coalesce in the socket
+ * meanwhile, which is the point of holding it.  The caller tells
  * (in->waits) for the last segment of a burst, and checks a held batch
  * again at the end of each receive poll of the pair, where the
  * acknowledgments arrive.  Such a batch teaches the policy what a window

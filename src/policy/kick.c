@@ -301,7 +301,7 @@ u64 vnet_kick_deadline(const struct vnet_kick_state *s,
  * segment of that socket in the batch had an eager sender, @eager: this
  * one has.  The first such segment is watched, eager or not: the socket
  * may turn eager later in the batch, and only its first segment tells
- * when it has nothing unacknowledged before the batch.  An eager socket's
+ * what it has unacknowledged before the batch.  An eager socket's
  * segment takes over from another socket that has shown no eagerness,
  * whose batch would otherwise go to its timer.
  */
