@@ -122,6 +122,10 @@ def parse_args(argv=None):
                     help="module options for ours (A/B)")
     ap.add_argument("--ours-setup", type=Path, metavar="SCRIPT",
                     help="guest shell script run after each boot of ours (IF = the interface)")
+    ap.add_argument("--setup", type=Path, metavar="SCRIPT",
+                    help="guest shell script run after each boot of every variant, before the "
+                         "variant's own (IF = the interface): a guest configuration to measure "
+                         "all drivers in, e.g. a qdisc or a TCP congestion control")
     ap.add_argument("--ours-b-module", type=Path, metavar="KO",
                     help="variant ours-b: this virtio_net.ko (default: the one of ours)")
     ap.add_argument("--ours-b-coalesce", metavar="'NAME VALUE ...'", default="",
@@ -169,6 +173,8 @@ def build_plan(a) -> tuple[dict, dict, list]:
             which.insert(2, "ours-b")
     vs = M.variants(tuned, BC.parse_coalesce(a.ours_coalesce or ""), setup, a.ours_modopts, which,
                     ours_b)
+    if a.setup:
+        vs = M.with_common_setup(vs, a.setup.read_text())
     if a.cells or a.topology:
         topos = [B.topo_key(t) for t in (a.topology or str(MAIN)).split(",")]
         cells = M.select_cells(a.cells) if a.cells else None

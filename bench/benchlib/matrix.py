@@ -49,7 +49,7 @@ import re
 import shlex
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.initramfs import GUEST_TOOLS, build_guest_tool
@@ -247,6 +247,17 @@ def variants(tuned=TUNED_DEFAULT, ours_coalesce=(), ours_setup="", ours_modopts=
     return out
 
 
+# Modules a --setup script may load with "vnet modprobe" (qdiscs, TCP
+# congestion controls users pick)
+SETUP_MODULES = ("sch_fq", "sch_fq_codel", "sch_netem", "tcp_bbr")
+
+
+def with_common_setup(vs: list[Variant], script: str) -> list[Variant]:
+    """Every variant runs @script first after boot (bench/matrix.py --setup):
+    the same guest configuration for all drivers."""
+    return [replace(v, setup=script + ("\n" + v.setup if v.setup else "")) for v in vs]
+
+
 def variant_guest(kernel, v: Variant, module: Path | None, topo, name: str,
                   qemu_args: tuple = (), extra_binaries: tuple = ()):
     """An unbooted guest for variant v: the topology's vCPUs and pairs, the
@@ -257,7 +268,7 @@ def variant_guest(kernel, v: Variant, module: Path | None, topo, name: str,
     ncpu, nq = B.topo_parse(topo)
     cfg = VMConfig(smp=ncpu, memory=1024, nics=(Nic(queues=nq),), trace_events=TRACE_EVENTS,
                    qemu_args=tuple(qemu_args), modopts=v.modopts,
-                   extra_binaries=tuple(extra_binaries))
+                   extra_binaries=tuple(extra_binaries), extra_modules=SETUP_MODULES)
     mod = Path(v.module) if v.module else module
     return Guest(kernel, cfg, driver=v.driver, module=mod if v.driver == "ours" else None,
                  name=name)
