@@ -15,7 +15,10 @@ echo bbr >/proc/sys/net/ipv4/tcp_congestion_control
 # an mq root with an fq child per transmit queue (the root the kernel
 # made at boot has a handle of zero and cannot be deleted)
 tc=/usr/sbin/tc
-n=$(ls -d "/sys/class/net/$IF"/queues/tx-* | wc -l)
+n=0
+for q in "/sys/class/net/$IF"/queues/tx-*; do
+	[ -e "$q" ] && n=$((n + 1))
+done
 $tc qdisc replace dev "$IF" root handle 1: mq
 i=1
 while [ "$i" -le "$n" ]; do
