@@ -675,10 +675,12 @@ def t_tcp_waiting_sender(ctx: Ctx):
           f"({nagle})")
 
 
-def sockets_used(g) -> int:
+def sockets_used(g, netns: str = "") -> int:
     """/proc/net/sockstat's "sockets: used": sockets not yet freed (a socket
-    counts until its last packet has given its memory back)."""
-    m = re.search(r"^sockets: used (\d+)", g.run_ok("cat /proc/net/sockstat"), re.M)
+    counts until its last packet has given its memory back), of the guest's
+    own network namespace or of @netns (counted per namespace)."""
+    run = f"{IP} netns exec {netns} " if netns else ""
+    m = re.search(r"^sockets: used (\d+)", g.run_ok(f"{run}cat /proc/net/sockstat"), re.M)
     check(m is not None, "no 'sockets: used' line in /proc/net/sockstat")
     return int(m.group(1))
 
@@ -736,14 +738,6 @@ CT_NS = "ct"
 CT_IP = "10.77.0.3"  # the container's address, in the NIC's subnet
 
 
-def ct_sockets_used(g) -> int:
-    """"sockets: used" of the container's namespace (counted per namespace)."""
-    out = g.run_ok(f"{IP} netns exec {CT_NS} cat /proc/net/sockstat")
-    m = re.search(r"^sockets: used (\d+)", out, re.M)
-    check(m is not None, f"no 'sockets: used' line in the container's sockstat: {out}")
-    return int(m.group(1))
-
-
 @suite.test("bridge", MAIN, "main", timeout=300)
 def t_bridge(ctx: Ctx):
     """A container behind a Linux bridge, as Docker's, LXC's or libvirt's
@@ -781,14 +775,14 @@ def t_bridge(ctx: Ctx):
                  f"{IP} link set vc0 netns {CT_NS} && {IP} link set vh0 master br0 up && "
                  f"{ct} {IP} link set lo up && {ct} {IP} link set vc0 up && "
                  f"{ct} {IP} addr add {CT_IP}/{n.prefix} dev vc0")
-        used0 = ct_sockets_used(g)
+        used0 = sockets_used(g, CT_NS)
         r = g.run(f"{ct} ping -c 3 -W 5 {n.host_ip}", timeout=30)
         check(r.rc == 0, f"the container cannot ping the host through the bridge:\n{r.out}{r.err}")
         res = {}
-        for what, extra in (("tx", ""), ("rx", " -R"), ("udp", " -u -b 50M")):
+        for what, direction, udp in (("tx", "tx", False), ("rx", "rx", False),
+                                     ("udp", "tx", True)):
             net.host_iperf_server(g)
-            r = g.run(f"{ct} iperf3 -c {n.host_ip} -p {net.IPERF_PORT} -t 3 -f m "
-                      f"--connect-timeout 5000{extra}", timeout=60)
+            r = g.run(f"{ct} " + net.iperf_cmd(n.host_ip, direction, udp), timeout=60)
             summary = net.parse_iperf_text(r.out)
             check(r.rc == 0 and "receiver" in summary and summary["receiver"]["bytes"] > 0,
                   f"iperf3 {what} from the container failed (rc={r.rc}):\n"
@@ -810,8 +804,8 @@ def t_bridge(ctx: Ctx):
               f"{cp.stderr[-800:]}")
         g.run("kill $(pidof vnet-load); while pidof vnet-load >/dev/null; do sleep 0.1; done",
               timeout=30)
-        freed = poll(lambda: ct_sockets_used(g) <= used0, timeout=30)
-        check(freed, f"the container's sockets not freed: {ct_sockets_used(g)} in use 30 s "
+        freed = poll(lambda: sockets_used(g, CT_NS) <= used0, timeout=30)
+        check(freed, f"the container's sockets not freed: {sockets_used(g, CT_NS)} in use 30 s "
                      f"after its traffic, {used0} before it:\n"
                      + g.run(f"{ct} cat /proc/net/sockstat; {ct} ss -tuanpe").out[-2500:])
     finally:
