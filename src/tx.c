@@ -467,18 +467,20 @@ static u64 vnet_tx_wake_stamp(void)
  * Let the receive polls know whether the guest is answering (vnet.h,
  * answer_until): the kick policy moves its answer window on every packet
  * that is neither bulk nor a pure acknowledgment, whatever the settings
- * (policy/kick.h).  The device-wide time is written only when it
- * moves by more than half a window, so that queues busy on several CPUs
- * do not bounce its cache line; the polls see it at least half a window
- * after the last such packet.
+ * (policy/kick.h).  The device-wide time is written only when this
+ * queue's passes it, and then half a window beyond, so that queues busy
+ * on several CPUs do not bounce its cache line (a queue writes it at most
+ * once per half window); the polls see the guest answering for the whole
+ * window after the last such packet, and for at most half a window more.
  */
 static void vnet_tx_note_answer(struct vnet_sq *sq)
 {
 	struct vnet *vi = sq->qp->vi;
-	s64 half = (s64)vnet_kick_conv_usecs(&sq->kick_cfg) * NSEC_PER_USEC / 2;
+	u64 half = (u64)vnet_kick_conv_usecs(&sq->kick_cfg) * NSEC_PER_USEC / 2;
+	u64 until = sq->kick.answer_until;
 
-	if ((s64)(sq->kick.answer_until - READ_ONCE(vi->answer_until)) > half)
-		WRITE_ONCE(vi->answer_until, sq->kick.answer_until);
+	if ((s64)(until - READ_ONCE(vi->answer_until)) > 0)
+		WRITE_ONCE(vi->answer_until, until + half);
 }
 
 /*

@@ -59,7 +59,8 @@
  * The conversation window is tx-usecs, but never shorter than the
  * default's VNET_KICK_CONV_USECS: a TCP socket that received data within
  * it is answering (the caller tells), and for that long after a packet
- * that is neither bulk nor a pure TCP acknowledgment the guest counts as
+ * that is neither bulk nor a pure TCP acknowledgment reaches the device
+ * (in fixed mode up to tx-usecs after it was sent) the guest counts as
  * answering (answer_until), which the receive side reads: it defers
  * nothing then (policy/rx_moderation.h).  Both hold in every mode, also
  * when the settings never hold a packet (tx-frames 1, tx-usecs 0) or hold

@@ -37,6 +37,20 @@ static bool vnet_kick_never_holds(const struct vnet_kick_cfg *cfg)
 }
 
 /*
+ * How long the guest counts as answering after deciding on an answer: the
+ * conversation window from when the device learns of it, which in fixed
+ * mode (every packet held) may be tx-usecs after the decision.
+ */
+static u64 vnet_kick_answer_window(const struct vnet_kick_cfg *cfg)
+{
+	u64 window = vnet_kick_conv_window(cfg);
+
+	if (!cfg->adaptive && !vnet_kick_never_holds(cfg))
+		window += vnet_kick_window(cfg);
+	return window;
+}
+
+/*
  * Smallest batch worth holding for: it must cost fewer exits per packet
  * (its notification plus the flush timer's arm and interrupt) than its
  * packets would cost unheld, at the rate of notifications the device's
@@ -219,7 +233,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 	/* In every mode: the receive side reads answer_until (policy/kick.h). */
 	bulk = vnet_kick_bulk(s, cfg, in);
 	if (!bulk && !in->pure_ack)
-		s->answer_until = in->now + vnet_kick_conv_window(cfg);
+		s->answer_until = in->now + vnet_kick_answer_window(cfg);
 
 	if (vnet_kick_never_holds(cfg)) {
 		s->why = VNET_KICKED_UNHELD;
