@@ -533,15 +533,35 @@ class CellCtx:
     guest_stats: bool = False     # record each window's ethtool -S changes
 
 
+# TCP's own counters (/proc/net/netstat, TcpExt) kept with the NIC's: how
+# often TCP held a small write back (autocorking, TCP Small Queues) or
+# probed for a lost tail, whichever driver sends
+TCPEXT_KEPT = ("TCPAutoCorking", "TCPOrigDataSent", "TCPLossProbes", "TCPTimeouts",
+               "DelayedACKs", "TCPSpuriousRTOs")
+
+
+def tcpext(text: str) -> dict:
+    """The TCPEXT_KEPT counters of /proc/net/netstat's text, as tcpext_<name>."""
+    rows = [line.split() for line in text.splitlines() if line.startswith("TcpExt:")]
+    if len(rows) < 2 or len(rows[0]) != len(rows[1]):
+        return {}
+    return {f"tcpext_{k}": int(v) for k, v in zip(rows[0][1:], rows[1][1:])
+            if k in TCPEXT_KEPT and v.isdigit()}
+
+
 def guest_stats(g, ifname: str) -> dict:
-    """ethtool -S of the NIC and its queues' interrupt counts (all CPUs)."""
+    """ethtool -S of the NIC, its queues' interrupt counts (all CPUs) and
+    the TCPEXT_KEPT counters."""
     r = g.run(f"ethtool -S {ifname}; d=$(basename $(readlink /sys/class/net/{ifname}/device)); "
               f"grep -E \" $d-(input|output)\\.[0-9]+$\" /proc/interrupts | "
               f"while read n rest; do set -- $rest; t=0; for x; do case $x in *[!0-9]*) break;; "
-              f"esac; t=$((t + x)); done; echo \"irq_${{rest##* }}: $t\"; done",
+              f"esac; t=$((t + x)); done; echo \"irq_${{rest##* }}: $t\"; done; "
+              f"cat /proc/net/netstat",
               timeout=30, quiet=True)
-    out = {}
+    out = tcpext(r.out)
     for line in r.out.splitlines():
+        if line.startswith(("TcpExt:", "IpExt:", "MPTcpExt:")):
+            continue
         k, sep, v = line.strip().rpartition(":")
         if sep and k and v.strip().lstrip("-").isdigit():
             out[k.strip()] = int(v)
@@ -756,6 +776,9 @@ def self_check() -> list[str]:
     port = 20000 + os.getpid() % 20000
     srv = subprocess.Popen([exe, "server", "-p", str(port)])
     probs = []
+    kept = tcpext(Path("/proc/net/netstat").read_text())
+    if sorted(kept) != sorted(f"tcpext_{k}" for k in TCPEXT_KEPT):
+        probs.append(f"/proc/net/netstat here gives {sorted(kept)}, not every one of {TCPEXT_KEPT}")
     try:
         time.sleep(0.3)
         for args, check in ((["-n", "8", "-s", "256"], "little"), (["-u", "-n", "8", "-s", "256"], "little"),
