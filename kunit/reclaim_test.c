@@ -228,12 +228,15 @@ static void reclaim_release_paced(struct kunit *test)
 	seg.sender = 0xa;
 	seg.wake = 11;
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
-	/* stock mode releases nothing and notes nothing: 11 is still the stamp */
+	/*
+	 * Stock mode releases nothing but notes the sender, for the kick
+	 * policy's waiting rule: 12 is the stamp now, a sleep since 11.
+	 */
 	seg.wake = 12;
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&stock, &s, &seg));
-	seg.wake = 11;
-	KUNIT_EXPECT_FALSE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
-	seg.wake = 12;
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_sender_paced(&s, 0xa, 0));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
+	seg.wake = 13;
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_release_at_send(&delayed, &s, &seg));
 }
 
@@ -274,6 +277,15 @@ static void reclaim_sender_paced(struct kunit *test)
 	/* another socket, or none */
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0xb, 7));
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0, 7));
+
+	/* the same in stock mode (tx-usecs-irq 0): the kick policy asks too */
+	memset(&s, 0, sizeof(s));
+	seg.wake = 5;
+	vnet_reclaim_release_at_send(&stock, &s, &seg);
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_sender_paced(&s, 0xa, 0));
+	seg.wake = 6;
+	vnet_reclaim_release_at_send(&stock, &s, &seg);
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_sender_paced(&s, 0xa, 0));
 }
 
 static void reclaim_room_edges(struct kunit *test)

@@ -218,15 +218,16 @@ static void vnet_tx_release_at_send(struct vnet_sq *sq, struct sk_buff *skb,
 	struct sock *sk = skb->sk;
 	struct vnet_reclaim_seg seg;
 
-	if (!t->tcp || !t->known || !t->payload || t->payload > skb->len ||
-	    !skb->destructor || skb->truesize <= keep)
+	if (!t->tcp || !t->known || !t->payload || t->payload > skb->len)
 		return;
 	seg.sender = kin->sender;
 	seg.wake = kin->wake;
 	seg.answering = t->answering;
 	seg.unsent = t->unsent;
 	seg.payload = t->payload;
-	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg, &sq->reclaim, &seg))
+	/* asked for every segment with data: it notes the sender */
+	if (!vnet_reclaim_release_at_send(&sq->reclaim_cfg, &sq->reclaim, &seg) ||
+	    !skb->destructor || skb->truesize <= keep)
 		return;
 	refcount_add(keep, &sk->sk_wmem_alloc);
 	skb_orphan(skb);

@@ -63,18 +63,18 @@ bool vnet_reclaim_sender_paced(const struct vnet_reclaim_state *s, u64 sender,
  * (nothing unsent behind its payload) and its socket is in a
  * conversation or its task slept within its last few segments.  Only
  * with delayed reclaim; in stock mode the completion interrupt frees it
- * soon enough.  Every segment with data notes its task's stamp, so call
- * it for each (under the queue's lock).
+ * soon enough.  Every segment with data notes its task's stamp, in stock
+ * mode too (the kick policy asks vnet_reclaim_sender_paced() whatever the
+ * reclaim does), so call it for each (under the queue's lock).
  */
 bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
 				  struct vnet_reclaim_state *s,
 				  const struct vnet_reclaim_seg *seg)
 {
-	bool paced;
+	bool paced = vnet_reclaim_paced(s, seg);
 
 	if (!vnet_reclaim_delayed(cfg))
 		return false;
-	paced = vnet_reclaim_paced(s, seg);
 	return (seg->answering || paced) && seg->unsent <= seg->payload;
 }
 
