@@ -672,14 +672,15 @@ def t_tcp_waiting_sender(ctx: Ctx):
     # the stock reclaim (tx-usecs-irq 0) keeps the rule: until 2026-12-06
     # it did not learn which sockets are paced there, and the publisher's
     # batches ran to the timer (docs/results/2026-12-06-pubn-reclaim-off-6.1)
+    from .coalescing import coalesce, set_coal  # imports this module
     ifn = net.ifname(g)
-    m = re.search(r"^tx-usecs-irq:\s*(\d+)", g.run_ok(f"ethtool -c {ifn}"), re.M)
-    check(m is not None, "ethtool -c shows no tx-usecs-irq")
-    g.run_ok(f"ethtool -C {ifn} tx-usecs-irq 0")
+    irq_usecs = coalesce(g, ifn).get("tx-usecs-irq")
+    check(irq_usecs is not None, "ethtool -c shows no tx-usecs-irq")
+    set_coal(g, ifn, "tx-usecs-irq 0")
     try:
         pub_stock = publisher()
     finally:
-        g.run_ok(f"ethtool -C {ifn} tx-usecs-irq {m.group(1)}")
+        set_coal(g, ifn, f"tx-usecs-irq {irq_usecs}")
     ctx.note(f"TCP_NODELAY stream: {nodelay}; Nagle-on publisher: {pub}, with "
              f"tx-usecs-irq 0: {pub_stock}; Nagle-on stream: {nagle}")
     for what, c in (("TCP_NODELAY stream", nodelay), ("Nagle-on publisher", pub),
