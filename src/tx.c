@@ -159,6 +159,13 @@ static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
  * watch it (vnet_kick_watch()): keep its socket (a reference) and
  * sequence number, so that the receive poll can tell when the socket
  * waits on the batch.
+ *
+ * The skb does not hold a reference to its socket: TCP's destructor
+ * holds write memory only, which keeps the socket's memory but not the
+ * socket.  A socket closed (or reset) while its segments waited in a
+ * qdisc has no reference left, and taking one then would revive a socket
+ * being freed (refcount_t: addition on 0).  Such a socket waits on
+ * nothing: it is not watched.
  */
 static void vnet_tx_hold_note(struct vnet_sq *sq, struct sk_buff *skb,
 			      const struct vnet_tx_tcp *t)
@@ -172,7 +179,8 @@ static void vnet_tx_hold_note(struct vnet_sq *sq, struct sk_buff *skb,
 			WRITE_ONCE(sq->hold_eager, true);
 		return;
 	}
-	sock_hold(skb->sk);
+	if (!refcount_inc_not_zero(&skb->sk->sk_refcnt))
+		return;
 	sq->hold_seq = t->seq;
 	WRITE_ONCE(sq->hold_sk, skb->sk);
 	WRITE_ONCE(sq->hold_eager, t->eager);

@@ -27,6 +27,12 @@
  *       a packet back does not (a slice's least delay is a packet that went
  *       out at once, as the last one of a held batch does).
  *
+ *   vnet-load abort -c IP -p PORT -n CONNS -s SIZE
+ *       CONNS connections to PORT one after another, each writing up to
+ *       SIZE bytes (what the send buffer takes at once) and then reset
+ *       (SO_LINGER 0), closed while its segments may still wait in a
+ *       qdisc; prints "ABORTED <conns> <bytes>"
+ *
  * Each message carries its send time (CLOCK_MONOTONIC); the round-trip time
  * of every answer goes into a histogram (1 us steps below 1 ms, 512 steps per
  * octave above). SIGUSR1 prints the window since the last SIGUSR1 (or the
@@ -599,12 +605,45 @@ static int sink(int port)
 	return 0;
 }
 
+/* --- abort --------------------------------------------------------------- */
+
+static int abort_conns(const char *ip, int port, int conns)
+{
+	static char buf[MAX_MSG];
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	unsigned long long bytes = 0;
+
+	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1)
+		die("address");
+	memset(buf, 'a', sizeof(buf));
+	for (int i = 0; i < conns && !want_stop; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		ssize_t w;
+
+		if (fd < 0)
+			die("socket");
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+			die("connect");
+		nonblock(fd);
+		w = write(fd, buf, (size_t)msg_size);
+		if (w > 0)
+			bytes += (unsigned long long)w;
+		if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0)
+			die("SO_LINGER");
+		close(fd);
+	}
+	printf("ABORTED %d %llu\n", conns, bytes);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: vnet-load server -p PORT [-w WRITES]\n"
 			"       vnet-load client -c IP -p PORT [-P NPORTS] [-u] [-N] -n FLOWS -s SIZE "
 			"[-r RATE] [-d SECONDS]\n"
-			"       vnet-load sink -p PORT -s SIZE\n");
+			"       vnet-load sink -p PORT -s SIZE\n"
+			"       vnet-load abort -c IP -p PORT -n CONNS -s SIZE\n");
 	exit(2);
 }
 
@@ -650,6 +689,11 @@ int main(int argc, char **argv)
 		if (msg_size < 16 || msg_size > MAX_MSG)
 			usage();
 		return sink(port);
+	}
+	if (!strcmp(argv[1], "abort")) {
+		if (!ip || nflows < 1 || msg_size < 1 || msg_size > MAX_MSG)
+			usage();
+		return abort_conns(ip, port, nflows);
 	}
 	if (strcmp(argv[1], "client") || !ip || nflows < 1 || nflows > MAX_FLOWS ||
 	    msg_size < 16 || msg_size > MAX_MSG || rate < 0)
