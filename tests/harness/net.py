@@ -148,14 +148,17 @@ def iperf_cmd(server_ip: str, direction: str = "tx", udp: bool = False, seconds:
 
 def iperf(g: Guest, direction: str = "tx", udp: bool = False, seconds: int = 3, nic: int = 0,
           port: int = IPERF_PORT, min_bytes: int = 64 * 1024, bitrate: str = "50M",
-          extra: str = "", max_loss_pct: float | None = None) -> dict:
-    """iperf3 client in the guest against a server in the namespace.
+          extra: str = "", max_loss_pct: float | None = None,
+          server_ip: str | None = None) -> dict:
+    """iperf3 client in the guest against a server in the namespace, at
+    the namespace's address on NIC @nic or at @server_ip (a tunnel's end).
 
     direction "tx": guest sends, "rx": guest receives (-R). Returns the
     receiver summary {seconds, bytes, bps[, lost, total, loss_pct]}."""
     n = g.nics[nic]
     host_iperf_server(g, port)
-    cmd = iperf_cmd(n.host_ip, direction, udp, seconds, port, bitrate=bitrate, extra=extra)
+    cmd = iperf_cmd(server_ip or n.host_ip, direction, udp, seconds, port, bitrate=bitrate,
+                    extra=extra)
     r = g.run(cmd, timeout=seconds + 40)
     res = parse_iperf_text(r.out)
     what = f"iperf3 {'UDP' if udp else 'TCP'} {direction}"
