@@ -8,6 +8,7 @@ All share one boot ("coal": 2 vCPUs, 2 queue pairs, netconsole available).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 
@@ -57,6 +58,22 @@ def set_coal(g, ifn: str, args: str) -> None:
     r = g.run(f"ethtool -C {ifn} {args}")
     # ethtool exits 80 ("nothing changed") when every value is already set
     check(r.rc in (0, 80), f"ethtool -C {args} failed (rc={r.rc}): {r.out}{r.err}")
+
+
+@contextlib.contextmanager
+def kicks_held(g, ifn: str, args: str = "adaptive-tx off tx-frames 32 tx-usecs 500"):
+    """Fixed holding (every packet held) for the block, then the transmit
+    settings from before again (ours only)."""
+    c = coalesce(g, ifn)
+    # one line: "Adaptive RX: on  TX: on"
+    m = re.search(r"TX:\s*(on|off)", c.get("Adaptive RX", ""))
+    check(m is not None, f"ethtool -c shows no adaptive TX: {c}")
+    set_coal(g, ifn, args)
+    try:
+        yield
+    finally:
+        set_coal(g, ifn, f"adaptive-tx {m.group(1)} tx-frames {c['tx-frames']} "
+                         f"tx-usecs {c['tx-usecs']}")
 
 
 def require_ours(ctx: Ctx) -> bool:

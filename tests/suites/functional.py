@@ -8,6 +8,7 @@ device feature set.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import subprocess
@@ -777,13 +778,8 @@ def t_closed_in_qdisc(ctx: Ctx):
     ifn = net.ifname(g)
     exe = build_guest_tool(GUEST_TOOLS / "vnet-load.c")
     check(exe is not None, "vnet-load could not be built on the host")
-    from .coalescing import coalesce, set_coal  # imports this module
-    coal = coalesce(g, ifn) if ctx.driver == "ours" else {}
-    if coal:
-        # one line: "Adaptive RX: on  TX: on"
-        m = re.search(r"TX:\s*(on|off)", coal.get("Adaptive RX", ""))
-        check(m is not None, f"ethtool -c shows no adaptive TX: {coal}")
-        coal["adaptive-tx"] = m.group(1)
+    from .coalescing import kicks_held  # imports this module
+    ours = ctx.driver == "ours"
     used0 = sockets_used(g)
     server = g.host_bg([str(exe), "server", "-p", str(ABORT_PORT)], name="vnet-load-abort")
     g.run_ok("vnet modprobe sch_tbf")
@@ -791,16 +787,12 @@ def t_closed_in_qdisc(ctx: Ctx):
              f"latency 400ms")
     try:
         time.sleep(0.3)
-        if coal:
-            set_coal(g, ifn, "adaptive-tx off tx-frames 32 tx-usecs 500")
-        st0 = net.ethtool_stats(g)
-        out = g.run_ok(f"/vnet/vnet-load abort -c {g.nics[0].host_ip} -p {ABORT_PORT} "
-                       f"-n 1500 -s 65536", timeout=180)
-        st1 = net.ethtool_stats(g)
+        with kicks_held(g, ifn) if ours else contextlib.nullcontext():
+            st0 = net.ethtool_stats(g)
+            out = g.run_ok(f"/vnet/vnet-load abort -c {g.nics[0].host_ip} -p {ABORT_PORT} "
+                           f"-n 1500 -s 65536", timeout=180)
+            st1 = net.ethtool_stats(g)
     finally:
-        if coal:
-            set_coal(g, ifn, f"adaptive-tx {coal['adaptive-tx']} "
-                             f"tx-frames {coal['tx-frames']} tx-usecs {coal['tx-usecs']}")
         g.run(f"/usr/sbin/tc qdisc del dev {ifn} root")
         server.stop()
     m = re.search(r"^ABORTED (\d+) (\d+)", out, re.M)
@@ -813,7 +805,7 @@ def t_closed_in_qdisc(ctx: Ctx):
     ctx.note(f"{m.group(1)} connections reset with {int(m.group(2)) >> 20} MiB written, "
              f"{held} kicks held; sockets in use {used0} -> {sockets_used(g)}; "
              f"then tx {tx['bps'] / 1e6:.0f} Mbit/s")
-    if coal:
+    if ours:
         check(held > 0, "no kick was held: the path under test did not run")
 
 
@@ -835,14 +827,7 @@ def t_tunnels(ctx: Ctx):
     g = ctx.g
     n = g.nics[0]
     ifn = net.ifname(g)
-    from .coalescing import coalesce, set_coal  # imports this module
-    held = ctx.driver == "ours"
-    if held:
-        saved = coalesce(g, ifn)
-        m = re.search(r"TX:\s*(on|off)", saved.get("Adaptive RX", ""))
-        check(m is not None, f"ethtool -c shows no adaptive TX: {saved}")
-        restore = f"adaptive-tx {m.group(1)} tx-frames {saved['tx-frames']} " \
-                  f"tx-usecs {saved['tx-usecs']}"
+    from .coalescing import kicks_held  # imports this module
     link = "vxlan id 4343 local {0} remote {1} dstport 4790 dev {2}"
     g.host(["sh", "-c", f"ip link del tn-vx 2>/dev/null; "
                         f"ip link add tn-vx type {link.format(n.host_ip, n.guest_ip, n.tap)} && "
@@ -855,13 +840,10 @@ def t_tunnels(ctx: Ctx):
         check(r.rc == 0, f"no ping through the tunnel:\n{r.out}{r.err}")
         got = {d: net.iperf(g, d, seconds=2, min_bytes=1 << 20, server_ip=f"{TUNNEL_IP}.1")
                for d in ("tx", "rx")}
-        if held:
-            set_coal(g, ifn, "adaptive-tx off tx-frames 32 tx-usecs 500")
-            try:
+        if ctx.driver == "ours":
+            with kicks_held(g, ifn):
                 got["tx, kicks held"] = net.iperf(g, "tx", seconds=2, min_bytes=1 << 20,
                                                   server_ip=f"{TUNNEL_IP}.1")
-            finally:
-                set_coal(g, ifn, restore)
     finally:
         g.run(f"{IP} link del tn-vx")
         g.host(["sh", "-c", "ip link del tn-vx 2>/dev/null; true"])
