@@ -649,6 +649,138 @@ static void kick_adaptive_bulk_senders(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_FORCED);
 }
 
+/* The remembered entry of @sender, or NULL. */
+static struct vnet_kick_sender *sender_entry(struct vnet_kick_state *s, u64 sender)
+{
+	int i;
+
+	for (i = 0; i < VNET_KICK_SENDERS; i++)
+		if (s->senders[i].id == sender)
+			return &s->senders[i];
+	return NULL;
+}
+
+/*
+ * Adaptive: a socket whose held batch stopped the holding (a publisher
+ * whose batch went out for its waiting sender with 2 packets) is spared:
+ * its packets are not held for VNET_KICK_SPARE_WINDOWS windows, while
+ * another socket's still are; each further failed batch of it doubles
+ * that, up to 2^VNET_KICK_MAX_SPARES times; a batch of it that yields
+ * enough ends the doubling.  The queue-wide back-off alone let a thin
+ * socket be held again after every batch another flow (or its own
+ * burst) filled.
+ */
+static void kick_adaptive_thin_socket_spared(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_sender *e;
+	struct vnet_kick_state s;
+	u64 t, span = VNET_KICK_SPARE_WINDOWS * 100 * US;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 990 * US;
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 1000 * US, 0xa, true), VNET_KICK_ARM);
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 1010 * US, 0xa, true), VNET_KICK_HOLD);
+	KUNIT_EXPECT_TRUE(test, vnet_kick_done(&s, &cfg, VNET_KICKED_WAITED, 1020 * US));
+	KUNIT_EXPECT_EQ(test, s.target, 1U);
+	e = sender_entry(&s, 0xa);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, e->spare_until, 1020 * US + span);
+	KUNIT_EXPECT_EQ(test, e->strikes, 1);
+
+	/* Holding again (a burst filled a batch): 0xa is not held, 0xb is. */
+	s.target = 16;
+	s.skip = 0;
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 1100 * US, 0xa, true), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_UNHELD);
+	vnet_kick_done(&s, &cfg, s.why, 1100 * US);
+	s.shared_until = 0;
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, 1150 * US, 0xb, true), VNET_KICK_ARM);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_FORCED, 1150 * US);
+	s.shared_until = 0;
+	t = 1020 * US + span - 1 * US;
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, t, 0xa, true), VNET_KICK_NOW);
+	vnet_kick_done(&s, &cfg, s.why, t);
+	s.shared_until = 0;
+
+	/* Spared no more: held, and a second failure spares it twice as long. */
+	t = 1020 * US + span + 1 * US;
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, t, 0xa, true), VNET_KICK_ARM);
+	t = vnet_kick_deadline(&s, &cfg);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t);
+	KUNIT_EXPECT_EQ(test, e->spare_until, t + 2 * span);
+	KUNIT_EXPECT_EQ(test, e->strikes, 2);
+	KUNIT_EXPECT_EQ(test, e->id, 0xaULL);
+
+	/* The doubling stops at 2^VNET_KICK_MAX_SPARES. */
+	for (i = 0; i < VNET_KICK_MAX_SPARES + 2; i++) {
+		t = e->spare_until + 1 * US;
+		s.target = 16;
+		s.skip = 0;
+		s.shared_until = 0;
+		KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, t, 0xa, true), VNET_KICK_ARM);
+		vnet_kick_done(&s, &cfg, VNET_KICKED_WAITED, t + 10 * US);
+	}
+	KUNIT_EXPECT_EQ(test, e->spare_until,
+			t + 10 * US + (span << VNET_KICK_MAX_SPARES));
+
+	/* A batch of it that yields enough: the next failure spares it briefly. */
+	t = e->spare_until + 1 * US;
+	s.target = 8;
+	s.skip = 0;
+	s.shared_until = 0;
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, t, 0xa, true), VNET_KICK_ARM);
+	for (i = 1; i < 6; i++)
+		KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, t + i * US, 0xa, true), VNET_KICK_HOLD);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_done(&s, &cfg, VNET_KICKED_WAITED, t + 10 * US));
+	KUNIT_EXPECT_EQ(test, e->strikes, 0);
+	KUNIT_EXPECT_EQ(test, s.target, 6U);
+	KUNIT_EXPECT_EQ(test, pkt_s(&s, &cfg, t + 20 * US, 0xa, true), VNET_KICK_ARM);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t + 120 * US);
+	KUNIT_EXPECT_EQ(test, e->spare_until, t + 120 * US + span);
+	KUNIT_EXPECT_EQ(test, s.pending_bytes, 0U);
+}
+
+/*
+ * Adaptive: a thin batch of a stream's large packets (its socket gathers
+ * its writes into them while the batch waits) stops the holding but
+ * spares no socket: VNET_KICK_SPARE_BYTES or more.
+ */
+static void kick_adaptive_large_thin_batch_spares_none(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_in in = { .sender = 0xa, .bulk = true, .stream = true,
+				   .len = VNET_KICK_SPARE_BYTES / 2 };
+	struct vnet_kick_state s;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 990 * US;
+	in.now = 1000 * US;
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &in), VNET_KICK_ARM);
+	in.now = 1010 * US;
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &in), VNET_KICK_HOLD);
+	KUNIT_EXPECT_EQ(test, s.pending_bytes, (u32)VNET_KICK_SPARE_BYTES);
+	KUNIT_EXPECT_FALSE(test, vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1100 * US));
+	KUNIT_EXPECT_EQ(test, s.target, 1U);
+	KUNIT_ASSERT_NOT_NULL(test, sender_entry(&s, 0xa));
+	KUNIT_EXPECT_EQ(test, sender_entry(&s, 0xa)->spare_until, 0ULL);
+	KUNIT_EXPECT_EQ(test, sender_entry(&s, 0xa)->strikes, 0);
+
+	/* One byte less: spared. */
+	s.target = 16;
+	s.skip = 0;
+	in.now = 1200 * US;
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &in), VNET_KICK_ARM);
+	in.now = 1210 * US;
+	in.len--;
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &in), VNET_KICK_HOLD);
+	vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, 1300 * US);
+	KUNIT_EXPECT_EQ(test, sender_entry(&s, 0xa)->strikes, 1);
+}
+
 /*
  * Adaptive: while a latency-bound packet was sent within tx-usecs, bulk is
  * held in no batch (at once, or at the end of the poll that sent it); pure
@@ -1036,6 +1168,8 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_adaptive_caps),
 	KUNIT_CASE(kick_cost_average),
 	KUNIT_CASE(kick_adaptive_bulk_senders),
+	KUNIT_CASE(kick_adaptive_thin_socket_spared),
+	KUNIT_CASE(kick_adaptive_large_thin_batch_spares_none),
 	KUNIT_CASE(kick_adaptive_shared_queue_holds_no_bulk),
 	KUNIT_CASE(kick_clock_wraparound),
 	KUNIT_CASE(kick_stamp_from_another_cpu),

@@ -382,7 +382,8 @@ static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 	if (unlikely(READ_ONCE(sq->flush_wanted)))
 		WRITE_ONCE(sq->flush_wanted, false);
 	vnet_kick_sample(&sq->kick, why, notify);
-	vnet_kick_done(&sq->kick, &sq->kick_cfg, why, now);
+	if (vnet_kick_done(&sq->kick, &sq->kick_cfg, why, now))
+		vnet_sq_inc(sq, &sq->stats.spared_senders);
 	vnet_tx_hold_clear(sq);
 }
 
@@ -925,6 +926,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		vnet_tx_stopped(sq, txq, now);
 
 	kin.now = now;
+	kin.len = len;
 	kin.xmit_more = more;
 	kin.queue_stopped = netif_xmit_stopped(txq);
 	kin.urgent = netpoll_tx_running(dev) || stamp;

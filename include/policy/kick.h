@@ -111,6 +111,23 @@
  * deadline lets the next one grow, up to tx-frames; one the timer flushed
  * with enough sets the next batch's size.
  *
+ * That back-off is the queue's: a batch that fills (another flow's, or a
+ * burst of the same socket) ends it, and holding is soon tried again on
+ * whatever comes.  A socket that writes too little to fill a batch and
+ * has bursts now and then (a publisher with Nagle's algorithm on that
+ * catches up after a delay, whose messages TCP sends on the
+ * acknowledgments) would have a message held in every such try, for a
+ * round trip or its timer.  So the first socket of a held batch that
+ * stopped the holding with fewer than VNET_KICK_SPARE_BYTES is also
+ * spared: its packets are not held for VNET_KICK_SPARE_WINDOWS windows
+ * (they count as latency-bound, like a paced sender's), twice as long
+ * for each further such batch of it, up to 2^VNET_KICK_MAX_SPARES times;
+ * a batch of it that fills takes one doubling back, one that yields
+ * enough all of them (vnet_kick_done() tells, for ethtool -S).  A
+ * stream's thin batch spares nothing: its packets are large, and its
+ * socket gathers its writes into them while the batch waits, which is
+ * what the hold gains there.
+ *
  * Pure decision logic: the caller (tx.c) passes the time and what it
  * knows about the packet and the queue, and carries out the answer.  The
  * device's own event-index suppression still applies afterwards
@@ -139,6 +156,15 @@
 #define VNET_KICK_SENDERS	8
 /* Most bursts a failed hold keeps holding off for: 2^VNET_KICK_MAX_BACKOFF. */
 #define VNET_KICK_MAX_BACKOFF	8
+/*
+ * A socket whose held batch stopped the holding (it yielded too little)
+ * is not held for VNET_KICK_SPARE_WINDOWS hold windows, twice that after
+ * each further such batch of it, up to 2^VNET_KICK_MAX_SPARES times.
+ */
+#define VNET_KICK_SPARE_WINDOWS	16
+/* Only a batch of fewer bytes than this spares its socket. */
+#define VNET_KICK_SPARE_BYTES	(16 * 1024)
+#define VNET_KICK_MAX_SPARES	4
 /* One notification in this many is timed (vnet_kick_cost()). */
 #define VNET_KICK_COST_SAMPLE	16
 
@@ -166,10 +192,13 @@ struct vnet_kick_sender {
 	u64 id;
 	u64 until;
 	u64 wake;
+	u64 spare_until;	/* its packets are not held until then */
+	u8 strikes;	/* its batches that stopped the holding, in a row */
 };
 
 struct vnet_kick_state {
 	u32 pending;	/* packets added since the last notification */
+	u32 pending_bytes;	/* their bytes (saturating) */
 	u32 target;	/* adaptive: packets to gather; 1: not holding */
 	u32 skip;	/* adaptive: bursts before holding may start again */
 	u8 backoff;	/* adaptive: log2 of the next skip */
@@ -186,6 +215,7 @@ struct vnet_kick_state {
 	bool poll;	/* a receive poll will notify what is pending */
 	enum vnet_kick_reason why;	/* why the last VNET_KICK_NOW */
 	u64 first_ns;	/* when the oldest pending packet was added */
+	u64 batch_sender;	/* adaptive: the first held packet's socket, 0: none */
 	u64 cost_ns;	/* what a notification costs this vCPU, averaged */
 	/* adaptive: recent bulk senders (0: a free slot) */
 	struct vnet_kick_sender senders[VNET_KICK_SENDERS];
@@ -210,6 +240,7 @@ struct vnet_kick_in {
 	bool xmit_more;		/* the stack promises another packet now */
 	bool queue_stopped;	/* ring or byte-queue limit stopped the queue */
 	bool urgent;		/* netpoll, teardown, timestamp: never hold */
+	u32 len;		/* the packet's bytes */
 	/* adaptive: sent from the pair's receive poll, which notifies at its end */
 	bool in_poll;
 	/* a bulk packet (see above) */
@@ -272,7 +303,7 @@ bool vnet_kick_overdue(const struct vnet_kick_state *s,
 		       const struct vnet_kick_cfg *cfg, u64 now);
 void vnet_kick_sample(struct vnet_kick_state *s, enum vnet_kick_reason why,
 		      bool notified);
-void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
+bool vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
 		    enum vnet_kick_reason why, u64 now);
 
 #endif /* VNET_KICK_POLICY_H */

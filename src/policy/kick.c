@@ -94,6 +94,7 @@ void vnet_kick_classify_tcp(const struct vnet_kick_seg *seg,
 void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 {
 	s->pending = 0;
+	s->pending_bytes = 0;
 	s->armed = false;
 	s->poll = false;
 	s->target = 1;
@@ -106,6 +107,7 @@ void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 	s->sample_notifies = 0;
 	s->flush_avg8 = VNET_KICK_MIN_BATCH * 8;
 	s->first_ns = 0;
+	s->batch_sender = 0;
 	s->cost_ns = 0;
 	memset(s->senders, 0, sizeof(s->senders));
 	s->last_end_ns = 0;
@@ -160,9 +162,10 @@ static enum vnet_kick_action vnet_kick_hold(struct vnet_kick_state *s,
  * Whether @in's packet counts as bulk (see policy/kick.h): it is bulk;
  * or it is large, or a TCP segment of a stream whose socket sent bulk
  * within the window, and in both cases its task has not slept since the
- * socket's previous packet.  A bulk packet's socket is remembered,
- * replacing the entry that expires first; a remembered socket's entry
- * keeps the latest wake stamp.
+ * socket's previous packet.  Never while its socket is spared
+ * (vnet_kick_spare()).  A bulk packet's socket is remembered, replacing
+ * the entry that expires first; a remembered socket's entry keeps the
+ * latest wake stamp.
  */
 static bool vnet_kick_bulk(struct vnet_kick_state *s,
 			   const struct vnet_kick_cfg *cfg,
@@ -185,6 +188,11 @@ static bool vnet_kick_bulk(struct vnet_kick_state *s,
 	/* Not sent by a task, or no packet of one seen before: no sleep. */
 	slept = known && in->wake && slot->wake && in->wake != slot->wake;
 	live = known && (s64)(in->now - slot->until) < 0;
+	if (known && (s64)(in->now - slot->spare_until) < 0) {
+		if (in->wake)
+			slot->wake = in->wake;
+		return false;
+	}
 	if (in->bulk || (in->large && !slept)) {
 		if (!known || in->wake)
 			slot->wake = in->wake;
@@ -222,6 +230,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 
 	if (!s->pending++)
 		s->first_ns = in->now;
+	s->pending_bytes = min_t(u64, (u64)s->pending_bytes + in->len, U32_MAX);
 
 	s->why = VNET_KICKED_FORCED;
 	if (in->urgent || in->queue_stopped)
@@ -260,6 +269,8 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 		vnet_kick_learn_gap(s, cfg, gap);
 		return vnet_kick_unheld(s, in->in_poll);
 	}
+	if (!s->batch_sender)
+		s->batch_sender = in->sender;
 	/* Nothing more comes from a sender that waits on the batch. */
 	if (in->waits) {
 		if (in->in_poll) {
@@ -358,25 +369,70 @@ bool vnet_kick_overdue(const struct vnet_kick_state *s,
 	       (s64)(now - s->first_ns) >= (s64)vnet_kick_window(cfg);
 }
 
-/* Adaptive: learn from how a held batch ended (see policy/kick.h). */
-static void vnet_kick_learn_batch(struct vnet_kick_state *s,
-				  const struct vnet_kick_cfg *cfg,
-				  enum vnet_kick_reason why)
+/* The remembered entry of the held batch's first socket, if any. */
+static struct vnet_kick_sender *vnet_kick_batch_entry(struct vnet_kick_state *s)
 {
+	struct vnet_kick_sender *e;
+
+	if (!s->batch_sender)
+		return NULL;
+	for (e = s->senders; e < s->senders + VNET_KICK_SENDERS; e++)
+		if (e->id == s->batch_sender)
+			return e;
+	return NULL;
+}
+
+/*
+ * Adaptive: the held batch stopped the holding at @now (it yielded too
+ * little).  If it carried fewer than VNET_KICK_SPARE_BYTES, its first
+ * socket is spared: its packets are not held for
+ * VNET_KICK_SPARE_WINDOWS windows, twice as long after each further
+ * failed batch of it (see policy/kick.h).  Its entry is kept that long.
+ */
+static bool vnet_kick_spare(struct vnet_kick_state *s,
+			    const struct vnet_kick_cfg *cfg, u64 now)
+{
+	struct vnet_kick_sender *e = vnet_kick_batch_entry(s);
+	u64 span;
+
+	if (!e || s->pending_bytes >= VNET_KICK_SPARE_BYTES)
+		return false;
+	span = vnet_kick_window(cfg) * VNET_KICK_SPARE_WINDOWS <<
+	       min_t(u8, e->strikes, VNET_KICK_MAX_SPARES);
+	if (e->strikes < VNET_KICK_MAX_SPARES)
+		e->strikes++;
+	e->spare_until = now + span;
+	if ((s64)(e->until - e->spare_until) < 0)
+		e->until = e->spare_until;
+	return true;
+}
+
+/*
+ * Adaptive: learn from how a held batch ended (see policy/kick.h).  True
+ * when it spared its socket.
+ */
+static bool vnet_kick_learn_batch(struct vnet_kick_state *s,
+				  const struct vnet_kick_cfg *cfg,
+				  enum vnet_kick_reason why, u64 now)
+{
+	struct vnet_kick_sender *e;
 	u32 min;
 
 	if (why == VNET_KICKED_COUNT) {
+		e = vnet_kick_batch_entry(s);
+		if (e && e->strikes)
+			e->strikes--;
 		/*
 		 * Filled before the deadline: try a bigger batch.  Whether
 		 * the window really yields more shows when the timer flushes.
 		 */
 		s->backoff = 0;
 		s->target = min_t(u32, s->target * 2, vnet_kick_max_batch(cfg));
-		return;
+		return false;
 	}
 	/* Ended by its timer, or by its sender waiting: what a window yields. */
 	if (why != VNET_KICKED_TIMER && why != VNET_KICKED_WAITED)
-		return;
+		return false;
 	min = vnet_kick_min_batch(s);
 	s->flush_avg8 = (3 * s->flush_avg8 + 8 * s->pending) / 4;
 	if (s->flush_avg8 < 8 * min) {
@@ -387,11 +443,15 @@ static void vnet_kick_learn_batch(struct vnet_kick_state *s,
 			s->backoff++;
 		s->gap_avg_ns = vnet_kick_window(cfg);
 		s->flush_avg8 = 8 * min;
-		return;
+		return vnet_kick_spare(s, cfg, now);
 	}
 	/* What a window yields: kick at that size next time, before the timer. */
+	e = vnet_kick_batch_entry(s);
+	if (e)
+		e->strikes = 0;
 	s->backoff = 0;
 	s->target = clamp_t(u32, s->pending, min, vnet_kick_max_batch(cfg));
+	return false;
 }
 
 /*
@@ -419,17 +479,23 @@ void vnet_kick_sample(struct vnet_kick_state *s, enum vnet_kick_reason why,
 
 /*
  * The device was notified (or declined to be) at @now.  Record the wait
- * and, in adaptive mode, learn from how a held batch ended.
+ * and, in adaptive mode, learn from how a held batch ended.  True when
+ * that spared the batch's socket (vnet_kick_spare()), for ethtool -S.
  */
-void vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
+bool vnet_kick_done(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg,
 		    enum vnet_kick_reason why, u64 now)
 {
+	bool spared = false;
+
 	if (s->pending && (s64)(now - s->first_ns) > (s64)s->max_hold_ns)
 		s->max_hold_ns = now - s->first_ns;
 
 	if (cfg->adaptive && s->pending && s->target > 1)
-		vnet_kick_learn_batch(s, cfg, why);
+		spared = vnet_kick_learn_batch(s, cfg, why, now);
+	s->batch_sender = 0;
 	s->pending = 0;
+	s->pending_bytes = 0;
 	s->armed = false;
 	s->poll = false;
+	return spared;
 }
