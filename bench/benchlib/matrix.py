@@ -361,7 +361,8 @@ def start_app(g, app: str, ncpu: int) -> None:
 
 # --- the load generator in the namespace (vnet-load client) --------------------------------
 WINDOW_RE = re.compile(r"^(W|END) (\d+) ([\d.]+) sent (\d+) recv (\d+) skipped (\d+) p50 (\S+) "
-                       r"p90 (\S+) p99 (\S+) p999 (\S+) max (\d+) mean (\S+)$", re.M)
+                       r"p90 (\S+) p99 (\S+) p999 (\S+) max (\d+) mean (\S+)"
+                       r"(?: carried (\d+))?$", re.M)
 
 
 def parse_windows(text: str) -> list[dict]:
@@ -369,7 +370,7 @@ def parse_windows(text: str) -> list[dict]:
     for m in WINDOW_RE.finditer(text):
         d = {"tag": m.group(1), "seq": int(m.group(2)), "seconds": float(m.group(3)),
              "sent": int(m.group(4)), "recv": int(m.group(5)), "skipped": int(m.group(6)),
-             "max_us": float(m.group(11))}
+             "max_us": float(m.group(11)), "carried": int(m.group(13) or 0)}
         for k, i in (("p50_us", 7), ("p90_us", 8), ("p99_us", 9), ("p99.9_us", 10), ("mean_us", 12)):
             v = float(m.group(i))
             d[k] = v if v >= 0 else None
@@ -573,16 +574,25 @@ def stats_delta(a: dict, b: dict) -> dict:
     return {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
 
 
-def _edge(ctx: CellCtx, last: bool = False) -> dict:
+def _edge(ctx: CellCtx, last: bool = False, settle: bool = False, guest: bool = True) -> dict:
     b = ctx.boot
+    want = ctx.guest_stats and guest
     # the guest's counters outside the timed window: before its start, after its end
-    gs = guest_stats(b.g, b.ifname) if ctx.guest_stats and not last else None
+    gs = guest_stats(b.g, b.ifname) if want and not last else None
+    if gs is not None and settle:
+        # The snapshot is a command in the guest: under TCG it holds a vCPU
+        # for tens of ms, and an open-loop load's answers queue meanwhile.
+        # The window opens once they have drained (the counters then span
+        # SETTLE_S more than the window: window.guest_lead_s).
+        time.sleep(SETTLE_S)
     e = {"t": time.monotonic(), "tap": B.tap_counters(b.g.proc.pid, b.g.nics[0].tap),
          "host": B._host_snap(b)}
-    if ctx.guest_stats and last:
+    if want and last:
         gs = guest_stats(b.g, b.ifname)
     if gs is not None:
         e["guest"] = gs
+        if settle:
+            e["guest_lead_s"] = SETTLE_S
     return e
 
 
@@ -592,6 +602,7 @@ def _window_record(ctx: CellCtx, cell: Cell, model: str, e0: dict, e1: dict) -> 
                       "tap": {k: e1["tap"][k] - e0["tap"][k] for k in e1["tap"]}}}
     if "guest" in e0 and "guest" in e1:
         rec["window"]["guest_stats"] = stats_delta(e0["guest"], e1["guest"])
+        rec["window"]["guest_lead_s"] = e0.get("guest_lead_s", 0.0)
     rec.update(B.host_window(ctx.boot, e0["host"], e1["host"]))
     return rec
 
@@ -624,7 +635,7 @@ def run_cell(ctx: CellCtx, cell: Cell, on_window=None) -> list[dict]:
                 b.ec.set_costs(B.model_costs(model))
             b.model = model
             time.sleep(SETTLE_S)
-            e0 = _edge(ctx)
+            e0 = _edge(ctx, settle=client is not None)
             if client:
                 client.window()          # drops what came before (ramp, settle)
             time.sleep(max(0.0, e0["t"] + win - time.monotonic()))
@@ -666,13 +677,20 @@ def _run_app(ctx: CellCtx, cell: Cell, win: float, on_window) -> list[dict]:
         if b.ec is not None:
             b.ec.set_costs(B.model_costs(model))
         b.model = model
+        # The generator times its whole run: the guest's counters are read
+        # around it, not within (the read holds a vCPU for tens of ms).
+        g0 = guest_stats(g, b.ifname) if ctx.guest_stats else None
         p = g.host_bg(app_argv(g, cell, win + 2 * RAMP_S, ctx.workdir), name=f"{cell.name}-{model}")
         time.sleep(RAMP_S)
-        e0 = _edge(ctx)
+        e0 = _edge(ctx, guest=False)
         time.sleep(win)
-        e1 = _edge(ctx, last=True)
+        e1 = _edge(ctx, last=True, guest=False)
         p.wait(timeout=win + 60)
+        if g0 is not None:
+            e0["guest"], e1["guest"] = g0, guest_stats(g, b.ifname)
         rec = _window_record(ctx, cell, model, e0, e1)
+        if g0 is not None:
+            rec["window"]["guest_span"] = "generator"
         rec["load"] = parse_app(cell, p.output())
         rec["load_output"] = p.output()[-3000:]
         rec["metrics"] = cell_metrics(rec, cell, b.pairs, model)
