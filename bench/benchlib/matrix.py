@@ -361,8 +361,8 @@ def start_app(g, app: str, ncpu: int) -> None:
 
 # --- the load generator in the namespace (vnet-load client) --------------------------------
 WINDOW_RE = re.compile(r"^(W|END) (\d+) ([\d.]+) sent (\d+) recv (\d+) skipped (\d+) p50 (\S+) "
-                       r"p90 (\S+) p99 (\S+) p999 (\S+) max (\d+) mean (\S+)"
-                       r"(?: carried (\d+))?$", re.M)
+                       r"p90 (\S+) p99 (\S+) p999 (\S+) max (\d+) mean (\S+) carried (\d+)$",
+                       re.M)
 
 
 def parse_windows(text: str) -> list[dict]:
@@ -370,7 +370,7 @@ def parse_windows(text: str) -> list[dict]:
     for m in WINDOW_RE.finditer(text):
         d = {"tag": m.group(1), "seq": int(m.group(2)), "seconds": float(m.group(3)),
              "sent": int(m.group(4)), "recv": int(m.group(5)), "skipped": int(m.group(6)),
-             "max_us": float(m.group(11)), "carried": int(m.group(13) or 0)}
+             "max_us": float(m.group(11)), "carried": int(m.group(13))}
         for k, i in (("p50_us", 7), ("p90_us", 8), ("p99_us", 9), ("p99.9_us", 10), ("mean_us", 12)):
             v = float(m.group(i))
             d[k] = v if v >= 0 else None

@@ -119,7 +119,7 @@ static void ep_add(int ep, int fd, uint32_t events, uint64_t data)
 
 static uint32_t hist[NBUCKETS];
 static uint64_t h_count, h_sum_us, h_max_us, w_sent, w_recv, w_skipped, w_carried;
-/* open loop: when the window opened; earlier messages are not its own */
+/* client: when the window opened (open loop: earlier messages are not its own) */
 static uint64_t w_open_ns;
 
 static int bucket(uint64_t us)
@@ -405,8 +405,10 @@ static int receive(struct flow *f)
 static int client(const char *ip, int port, int nports, int rate, double duration)
 {
 	int ep = epoll_create1(0), tfd = -1, one = 1, next = 0;
-	uint64_t t0 = now_ns(), tw = t0, t_lost = t0, t_rate0 = t0, offered = 0;
+	uint64_t t0 = now_ns(), t_lost = t0, t_rate0 = t0, offered = 0;
 	unsigned seq = 0;
+
+	w_open_ns = t0;
 
 	if (ep < 0)
 		die("epoll_create1");
@@ -493,14 +495,13 @@ static int client(const char *ip, int port, int nports, int rate, double duratio
 		}
 		if (want_window) {
 			want_window = 0;
-			print_window("W", seq++, (double)(t - tw) / 1e9);
-			tw = t;
+			print_window("W", seq++, (double)(t - w_open_ns) / 1e9);
 			w_open_ns = t;
 		}
 		if (duration > 0 && (double)(t - t0) / 1e9 >= duration)
 			break;
 	}
-	print_window("END", seq, (double)(now_ns() - tw) / 1e9);
+	print_window("END", seq, (double)(now_ns() - w_open_ns) / 1e9);
 	return 0;
 }
 
