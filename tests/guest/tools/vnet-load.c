@@ -39,8 +39,8 @@
  * start) and starts a new one:
  *   W <seq> <seconds> sent <n> recv <n> skipped <n> p50 <us> p90 <us> p99 <us>
  *     p999 <us> max <us> mean <us> carried <n>
- * (open loop: answers to messages sent before the window are carried, not
- * timed in it; see record_answer())
+ * (open loop: answers to messages sent before the window count in recv
+ * and in carried, and are not timed; see record_answer())
  * SIGTERM/SIGINT print the last window as "END ..." and exit; "READY <flows>"
  * says that every flow is connected and SIGUSR1 is handled. Pacing sleeps
  * (a timerfd with 1 ns slack), it never spins: a spinning load generator
@@ -342,15 +342,17 @@ static int send_msg(struct flow *f)
 }
 
 /*
- * An answer to an open-loop message sent before the window opened is the
- * previous window's: counted as carried, its delay left out.  Whatever
- * held the guest up just before the window (the benchmark's own counter
- * snapshot runs a command there) then stays out of the window's figures.
+ * An answer to an open-loop message sent before the window opened counts
+ * in the window's answers (its rate) and as carried, but its delay is the
+ * previous window's and is left out.  Whatever held the guest up just
+ * before the window (the benchmark's own counter snapshot runs a command
+ * there) then stays out of the window's latencies.
  */
 static void record_answer(uint64_t sent_ns)
 {
 	if (!closed_loop && sent_ns < w_open_ns) {
 		w_carried++;
+		w_recv++;
 		return;
 	}
 	record(now_ns() - sent_ns);
