@@ -271,6 +271,17 @@ static inline void vnet_hrtimer_setup(struct hrtimer *t,
 #endif
 }
 
+/* netdev_queue_set_dql_min_limit() came in 5.11; the field is older. */
+static inline void vnet_set_bql_floor(struct netdev_queue *txq,
+				      unsigned int bytes)
+{
+#ifdef VNET_HAVE_DQL_MIN_LIMIT_SETTER
+	netdev_queue_set_dql_min_limit(txq, bytes);
+#elif defined(CONFIG_BQL)
+	txq->dql.min_limit = bytes;
+#endif
+}
+
 /* eth_hw_addr_set() (5.15) made dev->dev_addr read-only. */
 #ifndef VNET_HAVE_ETH_HW_ADDR_SET
 static inline void eth_hw_addr_set(struct net_device *dev, const u8 *addr)

@@ -137,6 +137,9 @@ probe HRTIMER_SETUP include/linux/hrtimer.h \
 probe ETH_HW_ADDR_SET include/linux/etherdevice.h \
 	'eth_hw_addr_set\(' - \
 	"eth_hw_addr_set() (compat.h's own)"
+probe DQL_MIN_LIMIT_SETTER include/linux/netdevice.h \
+	'void netdev_queue_set_dql_min_limit\(' - \
+	'netdev_queue_set_dql_min_limit() (the dql field written directly)'
 form COALESCE_EXTACK include/linux/ethtool.h \
 	'\(\*set_coalesce\)\([^;]*netlink_ext_ack' \
 	'\(\*set_coalesce\)\(struct net_device \*, struct ethtool_coalesce \*\);' \

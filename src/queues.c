@@ -46,9 +46,12 @@ int vnet_qps_alloc(struct vnet *vi)
 		sg_init_table(qp->sq.sg, ARRAY_SIZE(qp->sq.sg));
 		vnet_napi_add_rx(vi->dev, &qp->rq.napi, vnet_poll_rx,
 				 vi->napi_weight, i);
-		if (qp->sq.use_napi)
+		if (qp->sq.use_napi) {
 			vnet_napi_add_tx(vi->dev, &qp->sq.napi, vnet_poll_tx,
 					 vi->napi_weight);
+			vnet_set_bql_floor(netdev_get_tx_queue(vi->dev, i),
+					   VNET_RECLAIM_BQL_FLOOR);
+		}
 		vnet_qp_timer_init(&qp->timer, vnet_qp_timer_fired);
 		vnet_qp_timer_init(&qp->rx_timer, vnet_qp_rx_timer_fired);
 	}

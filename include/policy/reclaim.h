@@ -61,6 +61,21 @@
 #include <linux/bits.h>
 #include <linux/types.h>
 
+/*
+ * The least a send queue's byte queue limit may fall to.  BQL starts each
+ * queue at a limit of 0 and learns it from how long completions take; ours
+ * come in batches, up to tx-usecs-irq late, so while it learns (the first
+ * traffic after load, a ring resize or a reset, and whenever the limit has
+ * decayed in a quiet spell) a queue holding two small answers is stopped
+ * and waits for a reclaim.  A DNS server at 1000 queries/s stopped 2-6
+ * times in its first seconds and answered slower than stock then
+ * (docs/results/2026-12-06-dns-cold-6.1, -bql-floor-driver-6.1).  The
+ * floor is one largest segment: a packet never stops the queue on its
+ * own.  Busy queues learn limits above it anyway.  Users change it as for
+ * any NIC, in /sys/class/net/DEV/queues/tx-N/byte_queue_limits/limit_min.
+ */
+#define VNET_RECLAIM_BQL_FLOOR		(64 * 1024)
+
 struct vnet_reclaim_cfg {
 	u32 frames;	/* reclaim on transmit once this many are in use (>= 1) */
 	u32 usecs;	/* ... or once the last reclaim is this old */

@@ -251,6 +251,57 @@ def t_idle_reclaim(ctx: Ctx):
     ctx.note("inflight 0 on every queue after each run")
 
 
+@suite.test("coal.bql_floor", COAL, "coal", timeout=300)
+def t_bql_floor(ctx: Ctx):
+    """Every send queue's byte queue limit has the driver's floor (64 KiB,
+    policy/reclaim.h) from load on, keeps it across ifdown/ifup, ethtool -L
+    and -G (which start the limits over), and a value the user writes to
+    limit_min stays theirs across the same."""
+    if not require_ours(ctx):
+        return
+    g = ctx.g
+    ifn = net.ifname(g)
+    floor = 64 * 1024
+    qdir = f"/sys/class/net/{ifn}/queues"
+
+    def mins() -> dict[str, int]:
+        out = g.run_ok(f"cd {qdir} && grep -H '' tx-*/byte_queue_limits/limit_min")
+        return {m.group(1): int(m.group(2))
+                for m in re.finditer(r"^(tx-\d+)/byte_queue_limits/limit_min:(\d+)$", out, re.M)}
+
+    def expect(label: str, want: dict[str, int]):
+        got = mins()
+        check(got == want, f"{label}: limit_min per send queue {got}, expected {want}")
+
+    queues = sorted(mins())
+    check(len(queues) >= 2, f"send queues in sysfs: {queues}")
+    want = dict.fromkeys(queues, floor)
+    expect("at load", want)
+    g.run_ok(f"ip link set dev {ifn} down; ip link set dev {ifn} up")
+    expect("after ifdown/ifup", want)
+    g.run_ok(f"ethtool -L {ifn} combined 1 && ethtool -L {ifn} combined {len(queues)}")
+    expect("after ethtool -L", want)
+    ring = g.run_ok(f"ethtool -g {ifn}")
+    tx = int(re.findall(r"^TX:\s+(\d+)", ring, re.M)[-1])
+    # before 6.0 the rings are fixed (functional.ring_resize checks the refusal)
+    if g.run(f"ethtool -G {ifn} tx {tx // 2}", timeout=60).rc == 0:
+        g.run_ok(f"ethtool -G {ifn} tx {tx}", timeout=60)
+        expect("after ethtool -G", want)
+    # the user's value is kept; traffic learns a limit at or above it
+    mine = 3000
+    g.run_ok(f"echo {mine} > {qdir}/{queues[0]}/byte_queue_limits/limit_min")
+    g.run_ok(f"ethtool -L {ifn} combined 1 && ethtool -L {ifn} combined {len(queues)}")
+    expect("user's limit_min on the first queue, after ethtool -L",
+           {**want, queues[0]: mine})
+    g.run_ok(f"echo {floor} > {qdir}/{queues[0]}/byte_queue_limits/limit_min")
+    net.iperf(g, "tx", seconds=2)
+    limits = g.run_ok(f"cd {qdir} && grep -H '' tx-*/byte_queue_limits/limit")
+    low = [ln for ln in limits.split() if int(ln.rsplit(":", 1)[1]) < floor]
+    check(not low, f"limits below the floor after traffic: {low}")
+    ctx.note(f"limit_min {floor} on {len(queues)} queues through ifdown/ifup, -L, -G; "
+             f"a user's value kept")
+
+
 @suite.test("coal.poll_time", COAL, "coal")
 def t_poll_time(ctx: Ctx):
     """rxN_poll_ns counts the time receive polls took: it grows on the

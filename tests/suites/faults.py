@@ -975,6 +975,7 @@ def t_tx_watchdog(ctx: Ctx):
     # (a new machine the same day).  A BQL stop recovers the same way (each
     # firing of that run moved it).
     bql = f"/sys/class/net/{ifn}/queues/tx-{cpu}/byte_queue_limits"
+    bql_min = g.run_ok(f"cat {bql}/limit_min").strip()
     g.run_ok(f"echo max > {bql}/limit_min")
     g.run_ok(f"ethtool -G {ifn} tx {TX_SLOW_RING}", timeout=60)
     wait_xps(g, cpu)
@@ -1053,7 +1054,7 @@ def t_tx_watchdog(ctx: Ctx):
     g.run_ok(f"ethtool -C {ifn} tx-usecs-irq 1001 && ethtool -C {ifn} tx-usecs-irq 1000")
     s1 = net.sysfs_stats(g, names=("tx_errors", "tx_dropped"))
     t1 = tx_stats(g, ifn)
-    g.run_ok(f"echo 0 > {bql}/limit_min")
+    g.run_ok(f"echo {bql_min} > {bql}/limit_min")
     g.run_ok(f"ethtool -G {ifn} tx {ring}", timeout=60)
     n = t1.get("tx_timeouts", 0) - t0.get("tx_timeouts", 0)
     errors = s1["tx_errors"] - s0["tx_errors"]
