@@ -125,6 +125,9 @@ DIFFERENCES = [
      "RX interrupts in the guest by default (module options tx_frames, tx_usecs, "
      "rx_usecs...); the in-tree driver reports the device's settings, 0/1 "
      "unless the device coalesces", None),
+    (r"queues\.tx-\d+/byte_queue_limits/limit_min",
+     "each send queue's BQL floor is 64 KiB (completions come in reclaim batches, and "
+     "a limit learnt from 0 stopped lightly used queues); in-tree 0", None),
     (r"S\+\..*", "ethtool -S: ours adds its own counters after the in-tree names "
                  "(kicks held, deferrals, drops by reason...)", None),
     (r"(x\..*|n\..*|k\.receive-hashing)",
