@@ -1487,11 +1487,102 @@ def _feature_test(props: str, extra=None):
     return fn
 
 
+# --- malformed used lengths, per receive buffer layout ----------------------------
+# The feature boot whose device gives each layout of receive buffers.
+MALFORMED_BOOTS = {"default": "mergeable", "mrg_rxbuf_off": "big", "small_buffers": "small"}
+# Used lengths vnet_fault reports, and whether UDP carries the traffic:
+# beyond any buffer (TCP from the host: in mergeable buffers a frame spans
+# several, so continuation buffers are hit too), and shorter than the
+# virtio-net header (UDP datagrams, one buffer each, so every hit is a
+# frame's first buffer: a continuation may be short or empty).
+MALFORMED_LENGTHS = ((1000000, False), (5, True), (0, True))
+MALFORMED_TIMES = 20
+
+
+def _rx_drop_totals(g) -> tuple[int, int]:
+    """Sums over the receive queues of drops_bad_length and drops_bad_header."""
+    out = g.run_ok(f"ethtool -S {net.ifname(g)}")
+    tot = {"length": 0, "header": 0}
+    for kind, v in re.findall(r"^\s*rx(?:_queue_)?\d+_drops_bad_(length|header):\s*(\d+)$",
+                              out, re.M):
+        tot[kind] += int(v)
+    return tot["length"], tot["header"]
+
+
+def inject_malformed(ctx: Ctx) -> str:
+    """Report each of MALFORMED_LENGTHS for MALFORMED_TIMES receive buffers
+    of NIC 0 (vnet_fault on the driver's calls of virtqueue_get_buf_ctx)
+    while the host sends to the guest; every such frame must be dropped
+    and counted once in drops_bad_length, none in drops_bad_header (the
+    buffers after it are not taken for frames), with a log line, and the
+    guest answer pings after each.  Returns a note."""
+    g = ctx.g
+    mark = g.mark()
+    ko = put_kmod(ctx, "vnet_fault")
+    injected_path = "/sys/module/vnet_fault/parameters/injected"
+    notes = []
+    for value, udp in MALFORMED_LENGTHS:
+        before = _rx_drop_totals(g)
+        injected = 0
+        g.run_ok(f"insmod {ko} func=virtqueue_get_buf_ctx caller=vnet_rx_receive "
+                 f"out_arg=1 out_value={value} skip=100 times={MALFORMED_TIMES}")
+        try:
+            for _ in range(5):
+                net.iperf(g, "rx", udp=udp, seconds=2, bitrate="20M", min_bytes=0)
+                injected = int(g.run_ok(f"cat {injected_path}").strip())
+                if injected == MALFORMED_TIMES:
+                    break
+        finally:
+            g.run("rmmod vnet_fault")
+        after = _rx_drop_totals(g)
+        bad_len, bad_hdr = after[0] - before[0], after[1] - before[1]
+        check(injected == MALFORMED_TIMES,
+              f"length {value}: only {injected} of {MALFORMED_TIMES} rewritten")
+        check(bad_len == injected and bad_hdr == 0,
+              f"length {value} reported for {injected} buffers: drops_bad_length grew "
+              f"by {bad_len}, drops_bad_header by {bad_hdr}")
+        net.ping(g, count=2)
+        notes.append(f"{value}: {bad_len}")
+    check("dropped a frame with bad length" in g.new_log(mark),
+          "no 'dropped a frame with bad length' line in the kernel log")
+    return "bad-length drops per reported length " + ", ".join(notes)
+
+
+MALFORMED_DOC = (f"vnet_fault makes the device report a used length of 1000000 (TCP from the "
+                 f"host), 5 and 0 (UDP from the host) for {MALFORMED_TIMES} buffers each; "
+                 "every such frame is dropped and counted once in drops_bad_length (none in "
+                 "drops_bad_header: the buffers after it are not taken for frames), with a "
+                 "log line; ping after each, then 8 MiB each way intact")
+
+
+def _malformed_test(layout: str):
+    def fn(ctx: Ctx):
+        g = ctx.g
+        if ctx.driver != "ours":
+            ctx.note("ours only (the fault is injected into our receive path)")
+            return
+        m = re.search(r"virtio-net-dkms .*", g.new_log((0, 0)))
+        line = m.group(0).strip() if m else ""
+        check(f" {layout} receive buffers" in line,
+              f"probe message {line!r}, expected {layout} receive buffers")
+        note = inject_malformed(ctx)
+        r = net.integrity(g, size_mb=8)
+        ctx.note(f"{layout} buffers, {note}; 8 MiB intact "
+                 f"{r['tx_seconds']:.1f}/{r['rx_seconds']:.1f}s")
+    fn.__doc__ = f"(ours) {layout} receive buffers: {MALFORMED_DOC}"
+    return fn
+
+
 for _name, _props in FEATURES.items():
     _queues = 2 if _name == "mq_off" else 1
     _cfg = VMConfig(smp=2, memory=1024, nics=(Nic(queues=_queues, props=_props),))
     _fn = _feature_test(_props, FEATURE_CHECKS.get(_name))
     suite.add(TestCase(f"feature.{_name}", _fn, _cfg, f"feature.{_name}", doc=_fn.__doc__))
+    if _name in MALFORMED_BOOTS:
+        # right after it, on the same boot
+        _fn = _malformed_test(MALFORMED_BOOTS[_name])
+        suite.add(TestCase(f"rx_malformed.{MALFORMED_BOOTS[_name]}", _fn, _cfg,
+                           f"feature.{_name}", doc=_fn.__doc__))
 
 
 # --- coalescing (its own boot; registers into this suite) -------------------------------

@@ -11,6 +11,8 @@ pairs for the stack, 2 enabled for XDP transmission), nic1 with one pair
 * xdp.pass      XDP_PASS: ping, TCP both ways and 16 MiB integrity with a
                 program attached; xdp_packets counters; channels and
                 rx-gro-hw refused while attached; detach
+* xdp.malformed the device reports malformed used lengths (vnet_fault) with
+                XDP_PASS attached: each such frame dropped and counted once
 * xdp.drop      XDP_DROP of UDP to one port: nothing reaches the socket
                 layer, xdp_drops counts them, other traffic passes
 * xdp.tx        XDP_TX: datagrams come back to the host sender, on the
@@ -38,7 +40,7 @@ from harness.guest import Nic, VMConfig
 from harness.runner import Ctx
 from harness.util import GUEST_DIR, REPO_ROOT, CheckFailed, VmTestError
 
-from .functional import check, kernel_version, suite
+from .functional import MALFORMED_DOC, check, inject_malformed, kernel_version, suite
 
 XDP = VMConfig(smp=2, memory=1024, nics=(Nic(queues=4), Nic(queues=1)))
 SRC = GUEST_DIR / "bpf" / "xdp_test.c"
@@ -209,6 +211,29 @@ def t_pass(ctx: Ctx):
     net.tcp_both(g, seconds=2)
     ctx.note(f"{n} frames through XDP; tcp tx {tx['bps'] / 1e6:.0f} rx {rx['bps'] / 1e6:.0f} "
              f"Mbit/s, 16 MiB {r['tx_seconds']:.1f}/{r['rx_seconds']:.1f}s")
+
+
+def t_malformed(ctx: Ctx):
+    g = ctx.g
+    if ctx.driver != "ours":
+        ctx.note("ours only (the fault is injected into our receive path)")
+        return
+    _ensure_detached(g)
+    before = total(stats(g, 0), "xdp_packets", "rx")
+    attach(g, 0, "pass")
+    try:
+        note = inject_malformed(ctx)
+        r = net.integrity(g, size_mb=8)
+        n = total(stats(g, 0), "xdp_packets", "rx") - before
+        check(n > 1000, f"rx xdp_packets grew by {n} only: the frames did not go through XDP")
+    finally:
+        detach(g, 0)
+    ctx.note(f"{n} frames through XDP, {note}; 8 MiB intact "
+             f"{r['tx_seconds']:.1f}/{r['rx_seconds']:.1f}s")
+
+
+t_malformed.__doc__ = f"(ours) XDP_PASS attached to nic0: {MALFORMED_DOC}"
+suite.test("xdp.malformed", XDP, "xdp", timeout=400)(t_malformed)
 
 
 @suite.test("xdp.drop", XDP, "xdp")
