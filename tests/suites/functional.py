@@ -1501,12 +1501,10 @@ MALFORMED_TIMES = 20
 
 def _rx_drop_totals(g) -> tuple[int, int]:
     """Sums over the receive queues of drops_bad_length and drops_bad_header."""
-    out = g.run_ok(f"ethtool -S {net.ifname(g)}")
-    tot = {"length": 0, "header": 0}
-    for kind, v in re.findall(r"^\s*rx(?:_queue_)?\d+_drops_bad_(length|header):\s*(\d+)$",
-                              out, re.M):
-        tot[kind] += int(v)
-    return tot["length"], tot["header"]
+    st = net.ethtool_stats(g)
+    return tuple(sum(v for k, v in st.items()
+                     if re.fullmatch(rf"rx(?:_queue_)?\d+_drops_bad_{kind}", k))
+                 for kind in ("length", "header"))
 
 
 def inject_malformed(ctx: Ctx) -> str:
