@@ -73,7 +73,7 @@ FULL_PLAN = {
 SCREEN_PLAN = {
     MAIN: ["rr-tcp-4", "rr-udp-4", "rr-tcp-1-2w", "rr-tcp-1-16k", "ol-udp-1000", "ol-udp-3000", "ol-udp-10000",
            "ol-tcp-3000", "pub-1400-3000", "pubn-1400-3000", "pub-16k-1000", "tx-bulkx2", "tx-256x4", "rx-256x4",
-           "dns-2000", "dns-3000"],
+           "dns-2000", "dns-3000", "http-1000"],
     "2:1": ["mixed", "mixed-c1", "mixed-free"],
 }
 # repeats per variant: stock and ours carry the significance test (an exact
