@@ -62,7 +62,7 @@ def main() -> int:
             continue
         c = ent["cell"]
         keys = [H.perf_key(c)]
-        if c.kind == "pub":
+        if H.rate_limited(c):
             keys.append("p50_us")
         if H.lat_key(c):
             keys.append(H.lat_key(c))
