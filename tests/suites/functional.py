@@ -1425,6 +1425,12 @@ def t_mtu(ctx: Ctx):
 
 
 # --- device feature matrix -----------------------------------------------------------
+def _probe_message(g) -> str:
+    """Our probe's line in the boot's log (its receive layout, MTU range...), or ""."""
+    m = re.search(r"virtio-net-dkms .*", g.new_log((0, 0)))
+    return m.group(0).strip() if m else ""
+
+
 def _small_buffers(ctx: Ctx) -> str:
     """Small buffers: MTU bounded by the device's 1400, not 1500; speed and
     duplex shown although the device reports no link status."""
@@ -1443,8 +1449,7 @@ def _small_buffers(ctx: Ctx) -> str:
         bad.append(f"without link status: speed, duplex, link {got}, "
                    f"expected 2500Mb/s, Half, yes")
     if ctx.driver == "ours":
-        m = re.search(r"virtio-net-dkms .*", g.new_log((0, 0)))
-        line = m.group(0).strip() if m else ""
+        line = _probe_message(g)
         if "small receive buffers" not in line or "MTU 68..1400" not in line:
             bad.append(f"probe message {line!r}, expected small buffers, MTU 68..1400")
     check(not bad, "; ".join(bad))
@@ -1559,8 +1564,7 @@ def _malformed_test(layout: str):
         if ctx.driver != "ours":
             ctx.note("ours only (the fault is injected into our receive path)")
             return
-        m = re.search(r"virtio-net-dkms .*", g.new_log((0, 0)))
-        line = m.group(0).strip() if m else ""
+        line = _probe_message(g)
         check(f" {layout} receive buffers" in line,
               f"probe message {line!r}, expected {layout} receive buffers")
         note = inject_malformed(ctx)
