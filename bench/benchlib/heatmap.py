@@ -121,7 +121,7 @@ def loss_checks(ent: dict) -> list[tuple[str, dict]]:
     """The metrics whose loss a user would feel in this cell: throughput
     (not where it is the offered rate) and the cell's latency; at a fixed
     rate also the median latency, the typical answer's (since 2026-12-07:
-    moderate-rate HTTP lost 10-20% there with an even p99)."""
+    moderate-rate HTTP leaned 10-20% behind there with an even p99)."""
     cell = ent["cell"]
     keys = []
     if not rate_limited(cell):
