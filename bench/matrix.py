@@ -139,6 +139,10 @@ def parse_args(argv=None):
     ap.add_argument("--guest-stats", action="store_true",
                     help="record each window's ethtool -S and queue interrupt changes in the guest "
                          "(results.json: window.guest_stats; two agent calls per window)")
+    ap.add_argument("--keep-logs", action="store_true",
+                    help="keep every boot's logs in OUT/logs/, with QEMU's trace stamped "
+                         "(-msg timestamp=on) and these trace events too: "
+                         f"{','.join(M.TIMELINE_EVENTS)} (bench/timeline.py reads them)")
     ap.add_argument("--wait-idle", type=float, default=20, metavar="S",
                     help="before each boot wait up to S s for the shared host to calm down")
     ap.add_argument("--idle-cpus", type=float, default=0.5, metavar="N")
@@ -225,9 +229,12 @@ def run_boot(kernel, topo, v: M.Variant, module, rep, cells, models, seconds, pr
     apps = sorted({M.CELLS[c].app for c in cells if M.CELLS[c].kind == "app"})
     try:
         ec = B.make_exitcost(kernel, models[0])
-        g = M.variant_guest(kernel, v, module, topo, f"matrix-{os.getpid()}-{seq}",
-                            ec.qemu_args() if ec else (),
-                            tuple(M.APP_BINARIES[x] for x in apps))
+        qargs = tuple(ec.qemu_args()) if ec else ()
+        if a.keep_logs:
+            qargs += ("-msg", "timestamp=on")
+        g = M.variant_guest(kernel, v, module, topo, f"matrix-{os.getpid()}-{seq}", qargs,
+                            tuple(M.APP_BINARIES[x] for x in apps),
+                            M.TIMELINE_EVENTS if a.keep_logs else ())
         g.boot()
         rec["rehooked"] = ec.attach(g) if ec else []
         ifname = net.ifname(g)
@@ -275,7 +282,7 @@ def run_boot(kernel, topo, v: M.Variant, module, rep, cells, models, seconds, pr
             prog.skip(len(cells))
     finally:
         if g is not None:
-            if "error" in rec or any(not r.get("ok") for r in rec["runs"]):
+            if a.keep_logs or "error" in rec or any(not r.get("ok") for r in rec["runs"]):
                 g.save_logs(outdir / "logs" / f"{seq:03d}-{str(topo).replace(':', '-')}-{v.name}")
             g.shutdown()
         if ec is not None:

@@ -44,6 +44,7 @@ Kinds of cells (tx/rx and "client"/"server" from the guest's point of view):
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -260,15 +261,23 @@ def with_common_setup(vs: list[Variant], script: str) -> list[Variant]:
     return [replace(v, setup=script + ("\n" + v.setup if v.setup else "")) for v in vs]
 
 
+# bench/matrix.py --keep-logs: QEMU trace events beside TRACE_EVENTS for
+# bench/timeline.py (when the device publishes used buffers, when it takes
+# the guest's; the guest's writes to its local APIC: end of interrupt,
+# timer, IPIs)
+TIMELINE_EVENTS = ("virtqueue_flush", "virtqueue_pop", "apic_mem_writel")
+
+
 def variant_guest(kernel, v: Variant, module: Path | None, topo, name: str,
-                  qemu_args: tuple = (), extra_binaries: tuple = ()):
+                  qemu_args: tuple = (), extra_binaries: tuple = (), extra_trace: tuple = ()):
     """An unbooted guest for variant v: the topology's vCPUs and pairs, the
-    benchmark's trace events, v's module options, and for ours v's own
-    module if it has one, else module."""
+    benchmark's trace events (and extra_trace), v's module options, and for
+    ours v's own module if it has one, else module."""
     from harness import Guest, Nic, VMConfig
     from bench import TRACE_EVENTS
     ncpu, nq = B.topo_parse(topo)
-    cfg = VMConfig(smp=ncpu, memory=1024, nics=(Nic(queues=nq),), trace_events=TRACE_EVENTS,
+    cfg = VMConfig(smp=ncpu, memory=1024, nics=(Nic(queues=nq),),
+                   trace_events=tuple(TRACE_EVENTS) + tuple(extra_trace),
                    qemu_args=tuple(qemu_args), modopts=v.modopts,
                    extra_binaries=tuple(extra_binaries), extra_modules=SETUP_MODULES)
     mod = Path(v.module) if v.module else module
@@ -621,7 +630,8 @@ def _edge(ctx: CellCtx, last: bool = False, settle: bool = False, guest: bool = 
         # The window opens once they have drained (the counters then span
         # SETTLE_S more than the window: window.guest_lead_s).
         time.sleep(SETTLE_S)
-    e = {"t": time.monotonic(), "tap": B.tap_counters(b.g.proc.pid, b.g.nics[0].tap),
+    e = {"t": time.monotonic(), "wall": time.time(),
+         "tap": B.tap_counters(b.g.proc.pid, b.g.nics[0].tap),
          "host": B._host_snap(b)}
     if want and last:
         gs = guest_stats(b.g, b.ifname)
@@ -635,6 +645,7 @@ def _edge(ctx: CellCtx, last: bool = False, settle: bool = False, guest: bool = 
 def _window_record(ctx: CellCtx, cell: Cell, model: str, e0: dict, e1: dict) -> dict:
     rec = {"workload": cell.name, "model": model, "ok": True,
            "window": {"seconds": round(e1["t"] - e0["t"], 3),
+                      "wall": [round(e0["wall"], 6), round(e1["wall"], 6)],
                       "tap": {k: e1["tap"][k] - e0["tap"][k] for k in e1["tap"]}}}
     if "guest" in e0 and "guest" in e1:
         rec["window"]["guest_stats"] = stats_delta(e0["guest"], e1["guest"])
@@ -859,12 +870,38 @@ def self_check() -> list[str]:
         srv.terminate()
         srv.wait(5)
     probs += _wrk_pacer_check()
+    import timeline                 # bench/timeline.py
+    probs += timeline.self_check()
+    probs += _paired_check()
     # dnsperf -v answers 1..1000 us, shuffled, amid its other lines
     lines = [f"> NOERROR h{i}.bench.test A {i / 1e6:.6f}" for i in range(1000, 0, -1)]
     got = dns_percentiles("[Status] Sending queries\n" + "\n".join(lines) + "\nStatistics:\n")
     want = {"p50_us": 500, "p90_us": 900, "p99_us": 990, "p99.9_us": 999, "max_us": 1000}
     if {k: round(v) for k, v in got.items()} != want or dns_percentiles("no answers") != {}:
         probs.append(f"dns_percentiles: {got}, want {want}")
+    return probs
+
+
+def _paired_check() -> list[str]:
+    """report.paired_ratio_interval() on cases with known answers: six
+    pairs all the same way reach p = 2/64 (so the paired check can fail at
+    six repeats), four cannot (1/8); ten pairs drop 8 Walsh averages at
+    each end (signed-rank critical value 8 at 5%, two-sided)."""
+    from benchlib import report as R
+    probs = []
+    six = R.paired_ratio_interval([(1.1 + i / 100, 1.0) for i in range(6)])
+    four = R.paired_ratio_interval([(1.1 + i / 100, 1.0) for i in range(4)])
+    if not (six and abs(six["p"] - 2 / 64) < 1e-9 and six["lo"] > 1
+            and abs(six["level"] - 62 / 64) < 1e-9):
+        probs.append(f"paired_ratio_interval, six pairs one way: {six}")
+    if not (four and abs(four["p"] - 0.125) < 1e-9 and four["level"] < 0.95):
+        probs.append(f"paired_ratio_interval, four pairs: {four}")
+    d = [0.10, 0.21, -0.05, 0.15, 0.32, 0.05, 0.12, -0.02, 0.08, 0.25]
+    ten = R.paired_ratio_interval([(math.exp(x), 1.0) for x in d])
+    walsh = sorted((x + y) / 2 for i, x in enumerate(d) for y in d[i:])
+    if not (ten and abs(math.log(ten["lo"]) - walsh[8]) < 1e-9
+            and abs(math.log(ten["hi"]) - walsh[-9]) < 1e-9):
+        probs.append(f"paired_ratio_interval, ten pairs: {ten}, want {walsh[8]:.4f}..{walsh[-9]:.4f}")
     return probs
 
 

@@ -514,18 +514,24 @@ class TraceState:
         return {"kicks": dict(sorted(kicks.items())), "notify_vq": dict(notes)}
 
     def resolve(self, vq: str) -> int | None:
-        if vq in self.vq_index:
-            return self.vq_index[vq]
-        # VirtQueues are one array: index = (ptr - ptr0) / stride
-        known = sorted((n, int(p, 16)) for p, n in self.vq_index.items())
-        if len(known) >= 2:
-            (n0, p0), (n1, p1) = known[0], known[-1]
-            if n1 != n0 and (p1 - p0) % (n1 - n0) == 0:
-                stride = (p1 - p0) // (n1 - n0)
-                off = int(vq, 16) - p0
-                if stride and off % stride == 0:
-                    return n0 + off // stride
-        return None
+        return resolve_vq(self.vq_index, vq)
+
+
+def resolve_vq(vq_index: dict[str, int], vq: str) -> int | None:
+    """Queue index of a vq pointer: a kicked queue's is known; the others
+    follow from the array's stride (VirtQueues are one array: index =
+    (ptr - ptr0) / stride)."""
+    if vq in vq_index:
+        return vq_index[vq]
+    known = sorted((n, int(p, 16)) for p, n in vq_index.items())
+    if len(known) >= 2:
+        (n0, p0), (n1, p1) = known[0], known[-1]
+        if n1 != n0 and (p1 - p0) % (n1 - n0) == 0:
+            stride = (p1 - p0) // (n1 - n0)
+            off = int(vq, 16) - p0
+            if stride and off % stride == 0:
+                return n0 + off // stride
+    return None
 
 
 def classify_queue(n: int, pairs: int) -> str:
