@@ -584,6 +584,13 @@ def t_auto_threaded(ctx: Ctx):
         # by the softirq trial at the end of the hold (4 s from the trial
         # kept, which may have come late in its flood; then 0.7 s of trial).
         samples, d2 = _thr_load(g, ctx, str(exe), "one closed-loop flow", rr, 6)
+        if samples and samples[-1] == 1 and d2["threaded_switches"] >= 2:
+            # The softirq trial came (switched off, then back) but did not
+            # measure better: on a host busy with other guests the trial's
+            # 0.3 s can be its slow spell.  The next one comes after a
+            # doubled hold (8 s): the loop goes on long enough for it.
+            samples, d3 = _thr_load(g, ctx, str(exe), "the closed loop, after a lost trial", rr, 10)
+            d2 = {k: d2[k] + d3[k] for k in d2}
         check(samples and samples[-1] == 0, f"closed loop after the flood: threaded {samples}")
         check(d2["threaded_switches"] >= 1, f"closed loop: no switch ({d2})")
         kept, _ = _thr_flood_until_on(g, ctx, str(exe), "flood again", rate)
