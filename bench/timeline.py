@@ -16,6 +16,13 @@ For every window of the chosen cells it pairs the device's events in time:
               from it (the host's reaction to a kick)
   txpop->rx   the device takes an answer, then publishes the next request:
               the turn of the host side and the load generator
+  irq_eoi     of rx->txpop, from the device's notification to the end of
+              interrupt the serving vCPU writes to its local APIC (the
+              delivery)
+  eoi_txpop   from there to the answer (the guest's processing)
+  timer_writes, ipis   LAPIC timer programmings and IPIs sent, by any
+              vCPU, between a request and its answer
+  answer on other pair  answers taken from another pair's TX queue
 
 and prints their medians and 90th percentiles per variant next to the
 cell's own latency, pooled over boots (each boot's figure, then the median
@@ -223,7 +230,7 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("dir", type=Path, help="a bench/matrix.py --keep-logs result directory")
-    ap.add_argument("--cells", help="comma separated (default: all app, rr and ol cells)")
+    ap.add_argument("--cells", help="comma separated (default: every cell of the run)")
     ap.add_argument("--model", help="comma separated models (default: all)")
     a = ap.parse_args(argv)
     res = json.loads((a.dir / "results.json").read_text())
