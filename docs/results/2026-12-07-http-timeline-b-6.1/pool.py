@@ -21,7 +21,7 @@ from benchlib import report as R  # noqa: E402
 
 DAY = ("2026-12-07-unscreened-6.1", "2026-12-07-ol-low-rate-6.1", "2026-12-07-http-paced-6.1",
        "2026-12-07-http-stocklike-6.1", "2026-12-07-http-affinity-off-6.1",
-       "2026-12-07-http-timeline-6.1", "2026-12-07-http-timeline-b-6.1")
+       "2026-12-07-http-timeline-6.1", "2026-12-07-http-timeline-b-6.1", "2026-12-07-screen-6.1")
 CELLS = ("http-300", "http-1000", "ol-udp-300")
 
 
