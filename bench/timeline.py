@@ -60,7 +60,8 @@ MAX_GAP_US = 20000.0
 def read_trace(path: Path):
     """-> ({vq pointer: queue index}, [(t_us, event, key, count, thread)]):
     key the vq pointer, or for apic_mem_writel "apic" with count the
-    register; thread QEMU's (a vCPU's for kicks and APIC writes)."""
+    register; thread QEMU's (a vCPU's for APIC writes; kicks come on the
+    main thread, through an eventfd)."""
     vq_index: dict[str, int] = {}
     events = []
     opener = lzma.open if path.suffix == ".xz" else open
@@ -95,6 +96,11 @@ def next_after(times: list[float], t: float) -> float | None:
     return times[i] if i < len(times) else None
 
 
+def count_in(times: list[float], t0: float, t1: float) -> int:
+    """How many of the sorted @times lie in [t0, t1)."""
+    return bisect.bisect_left(times, t1) - bisect.bisect_left(times, t0)
+
+
 def pct(xs: list[float], q: float) -> float | None:
     if not xs:
         return None
@@ -103,9 +109,13 @@ def pct(xs: list[float], q: float) -> float | None:
 
 
 def window_stats(events, vq_index, pairs: int, t0: float, t1: float) -> dict:
-    """The pairings of one window [t0, t1) (microseconds)."""
+    """The pairings of one window [t0, t1) (microseconds); @events sorted
+    by time."""
+    # only the window's events (and MAX_GAP_US around it) are looked at
+    win = events[bisect.bisect_left(events, (t0 - MAX_GAP_US,)):
+                 bisect.bisect_left(events, (t1 + MAX_GAP_US,))]
     kind, pair = {}, {}
-    for ptr in {e[2] for e in events if e[2] != "apic"}:
+    for ptr in {e[2] for e in win if e[2] != "apic"}:
         n = resolve_vq(vq_index, ptr)
         if n is not None and n < 2 * pairs:
             kind[ptr] = "tx" if n % 2 else "rx"
@@ -116,10 +126,9 @@ def window_stats(events, vq_index, pairs: int, t0: float, t1: float) -> dict:
     pop_pair: dict[float, int] = {}
     tx_pop_q = defaultdict(list)
     apic = defaultdict(lambda: defaultdict(list))    # thread -> register -> times
-    for t, ev, ptr, count, tid in events:
+    for t, ev, ptr, count, tid in win:
         if ev == "apic_mem_writel":
-            if t0 - MAX_GAP_US <= t < t1 + MAX_GAP_US:
-                apic[tid][count].append(t)
+            apic[tid][count].append(t)
             continue
         if ptr not in kind:
             continue
@@ -177,10 +186,9 @@ def window_stats(events, vq_index, pairs: int, t0: float, t1: float) -> dict:
             if e is not None and e < p:
                 out["irq_eoi"].append(e - n)
                 out["eoi_txpop"].append(p - e)
-            out["timer_writes"].append(sum(1 for regs in apic.values() for x in regs[APIC_TIMER]
-                                           if t <= x < p))
-            out["ipis"].append(sum(1 for regs in apic.values() for x in regs[APIC_ICR]
-                                   if t <= x < p))
+            out["timer_writes"].append(sum(count_in(regs[APIC_TIMER], t, p)
+                                           for regs in apic.values()))
+            out["ipis"].append(sum(count_in(regs[APIC_ICR], t, p) for regs in apic.values()))
     for ptr, ts in kicks.items():
         for t in ts:
             p = next_after(tx_pop_q.get(ptr, []), t)
