@@ -18,6 +18,14 @@ the kernel, each module, and each function.
   bench/insn-profile.py --count time --model zero --cells rr-tcp-4 --out DIR
   bench/insn-profile.py --report DIR/results.json [--top 40]
   bench/insn-profile.py --variants stock,ours,ours-b --ours-b-modopts 'tx_frames=1' ...
+  bench/insn-profile.py --lines --variants ours --cells rr-udp-1 --out DIR
+
+--lines also splits ours' functions by source line: the module's
+disassembly with its line table (objdump -dl) gives, for each instruction
+of each function, the source line it came from (an inlined helper's own
+line), and every run of instructions from one line is loaded as a symbol
+of its own.  The function table adds them up again; a second table lists
+the source lines of ours that cost most per packet.
 
 --count blocks counts executed translated-block pieces instead (each costs
 TCG a dispatch besides its instructions: a chained jump, or a lookup for a
@@ -91,7 +99,7 @@ class InsnProf:
     def _request(self, lines: list[str], timeout: float = 30.0) -> dict:
         return ctl_request(self.ctl, self.out, lines, timeout)
 
-    def load_symbols(self, g, release: str) -> int:
+    def load_symbols(self, g, release: str, split: dict | None = None) -> int:
         """The guest's text symbols, kernel and modules, from its
         /proc/kallsyms (Debian's System.map is a stub).  The guest runs
         nokaslr, so the kernel's part is fetched once per release (2 MB,
@@ -105,7 +113,10 @@ class InsnProf:
             tmp.write_text(kernel)
             os.replace(tmp, cache)
         path = self.dir / "syms.txt"
-        path.write_text(cache.read_text() + g.run_ok(f"{text} | grep -F '['", timeout=60))
+        mods = g.run_ok(f"{text} | grep -F '['", timeout=60)
+        if split:
+            mods += split_symbols(mods, split)
+        path.write_text(cache.read_text() + mods)
         d = self._request([f"syms {path}"])
         if not d.get("symbols"):
             raise VmTestError("insnprof loaded no symbols")
@@ -115,12 +126,89 @@ class InsnProf:
         return self._request([])
 
 
+# --- source lines (--lines) -------------------------------------------------------------
+LINE_SEP = "+0x"   # a piece of a function: NAME+0xOFFSET
+
+
+def line_table(ko: Path) -> dict[str, list[tuple[int, str]]]:
+    """For each function of the module @ko: where each run of instructions
+    from one source line starts, as (offset in the function, FILE:LINE),
+    from objdump -dl.  FILE is shortened to what follows the repository's
+    or the kernel headers' tree."""
+    cp = run(["objdump", "-dl", "--no-show-raw-insn", str(ko)], timeout=300)
+    table: dict[str, list[tuple[int, str]]] = {}
+    func, base, loc, last = None, 0, "?", None
+    for line in cp.stdout.splitlines():
+        if line.endswith(">:") and " <" in line:
+            addr, name = line.split(" <", 1)
+            func, base, last = name[:-2], int(addr, 16), None
+            table[func] = []
+        elif line.startswith("/") and ":" in line:
+            path, _, num = line.rpartition(":")
+            num = num.split()[0]
+            for cut, keep in (("/src/src/", "src/"), ("/src/include/", "include/"),
+                              ("/include/", "include/")):
+                if cut in path:
+                    path = keep + path.split(cut, 1)[1]
+                    break
+            loc = f"{path}:{num}"
+        elif func and line[:1] == " " and ":\t" in line:
+            addr = line.split(":", 1)[0].strip()
+            if loc != last:
+                table[func].append((int(addr, 16) - base, loc))
+                last = loc
+    return {f: runs for f, runs in table.items() if runs}
+
+
+def split_symbols(kallsyms: str, table: dict) -> str:
+    """Extra symbols for the functions of @table found in @kallsyms (the
+    guest's module text symbols): one at each run's start but the first."""
+    out = []
+    for line in kallsyms.splitlines():
+        w = line.split()
+        if len(w) >= 4 and w[2] in table:
+            addr = int(w[0], 16)
+            out += [f"{addr + off:x} t {w[2]}{LINE_SEP}{off:x} {w[3]}"
+                    for off, _ in table[w[2]] if off]
+    return "\n".join(out) + "\n" if out else ""
+
+
+def line_of(name: str, lines: dict) -> tuple[str, str] | None:
+    """(function, FILE:LINE) of a symbol of ours' module; None for others."""
+    sym, _, mod = name.partition(" [")
+    func, sep, off = sym.partition(LINE_SEP)
+    runs = lines.get(func)
+    if not runs:
+        return None
+    o = int(off, 16) if sep else 0
+    loc = runs[0][1]
+    for start, where in runs:
+        if start > o:
+            break
+        loc = where
+    return func + (" [" + mod if mod else ""), loc
+
+
+def fold_lines(counts: dict, lines: dict) -> tuple[dict, dict]:
+    """@counts by function (pieces added up) and by (function, line)."""
+    funcs: dict[str, float] = {}
+    by_line: dict[str, float] = {}
+    for k, v in counts.items():
+        fl = line_of(k, lines) if lines else None
+        f = fl[0] if fl else k
+        funcs[f] = funcs.get(f, 0) + v
+        if fl:
+            key = f"{fl[1]} ({fl[0].split(' [')[0]})"
+            by_line[key] = by_line.get(key, 0) + v
+    return funcs, by_line
+
+
 def diff(a: dict, b: dict) -> dict:
     return {k: v - a.get(k, 0) for k, v in b.items() if v - a.get(k, 0)}
 
 
 def run_boot(kernel, topo, v: M.Variant, module, cells, model, seconds, workdir,
-             count: str = "insns") -> dict:
+             count: str = "insns", lines: dict | None = None) -> dict:
     ncpu, nq = B.topo_parse(topo)
     rec = {"variant": v.name, "topology": topo, "model": model, "spans": []}
     ec = B.make_exitcost(kernel, model)
@@ -136,7 +224,8 @@ def run_boot(kernel, topo, v: M.Variant, module, cells, model, seconds, workdir,
         ifname = net.ifname(g)
         M.variant_setup(g, v, ifname)
         rec["guest_info"] = B.guest_info(g, ifname)
-        rec["symbols"] = prof.load_symbols(g, kernel.release)
+        split = lines if v.driver == "ours" and not v.module else None
+        rec["symbols"] = prof.load_symbols(g, kernel.release, split)
         M.start_guest_servers(g, ncpu)
         bctx = B.BootCtx(g=g, ec=ec, trace=B.TraceState(g.trace_path), ncpu=ncpu, pairs=nq,
                          ifname=ifname, model=model, info=rec["guest_info"])
@@ -184,11 +273,41 @@ def unit_of(span: dict) -> str:
     return {"tsc": "ns", "blocks": "blocks"}.get(span.get("unit"), "insns")
 
 
-def per_packet(span: dict) -> dict[str, float]:
-    """Instructions, blocks, or host nanoseconds (time), per packet."""
+def per_packet(span: dict, lines: dict | None = None) -> dict[str, float]:
+    """Instructions, blocks, or host nanoseconds (time), per packet, by
+    function (the pieces of a function split by --lines added up)."""
+    return fold_lines(per_packet_raw(span), lines or {})[0]
+
+
+def per_packet_raw(span: dict) -> dict[str, float]:
     n = max(1, span["tap"]["guest_tx_packets"] + span["tap"]["guest_rx_packets"])
     scale = 1e9 / span["tsc_hz"] if span.get("unit") == "tsc" and span.get("tsc_hz") else 1.0
     return {k: v * scale / n for k, v in span["insns"].items()}
+
+
+def line_report(res: dict, top: int) -> list[str]:
+    """The source lines of ours that cost most per packet, per cell and
+    variant (median over boots); empty without --lines."""
+    lines = res.get("lines")
+    if not lines:
+        return []
+    by: dict[tuple, list[dict]] = {}
+    for b in res["boots"]:
+        for s in b["spans"]:
+            _, per_line = fold_lines(per_packet_raw(s), lines)
+            if per_line:
+                by.setdefault((s["cell"], b["variant"]), []).append(per_line)
+    out = []
+    for (cell, v), runs in by.items():
+        keys = {k for r in runs for k in r}
+        meds = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in keys}
+        out.append(f"\n## {cell}, {v}: the {top} source lines of ours costing most per packet "
+                   f"(n={len(runs)}; total {sum(meds.values()):.0f})\n")
+        out.append("| line (function) | per packet |")
+        out.append("| --- | --- |")
+        for k in sorted(keys, key=lambda k: -meds[k])[:top]:
+            out.append(f"| `{k}` | {meds[k]:.1f} |")
+    return out
 
 
 def report(res: dict, top: int) -> str:
@@ -196,7 +315,7 @@ def report(res: dict, top: int) -> str:
     units = set()
     for b in res["boots"]:
         for s in b["spans"]:
-            by.setdefault((s["cell"], b["variant"]), []).append(per_packet(s))
+            by.setdefault((s["cell"], b["variant"]), []).append(per_packet(s, res.get("lines")))
             units.add(unit_of(s))
     what = {"ns": "host ns (vCPU threads)", "blocks": "executed translated-block pieces"}.get(
         units.pop() if len(units) == 1 else "", "guest instructions")
@@ -229,7 +348,7 @@ def report(res: dict, top: int) -> str:
         out.append("| --- |" + " --- |" * len(vs))
         for f in spread[:top]:
             out.append(f"| `{f}` | " + " | ".join(f"{meds[(v, f)]:.0f}" for v in vs) + " |")
-    return "\n".join(out)
+    return "\n".join(out + line_report(res, top))
 
 
 def main(argv=None) -> int:
@@ -250,6 +369,8 @@ def main(argv=None) -> int:
     ap.add_argument("--count", choices=("insns", "blocks", "time"), default="insns",
                     help="what to count per function: guest instructions, executed "
                          "block pieces, or host time (ns per packet)")
+    ap.add_argument("--lines", action="store_true",
+                    help="also count ours' functions per source line (objdump -dl of the module)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     set_verbose(1 if a.verbose else 0)
@@ -268,10 +389,13 @@ def main(argv=None) -> int:
     res = {"tool": "bench/insn-profile.py", "argv": sys.argv[1:],
            "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
            "kernel": kernel.release, "boots": []}
+    lines = line_table(module) if a.lines else None
+    if lines:
+        res["lines"] = lines
     for rep in range(a.runs):
         for v in vs:
             b = run_boot(kernel, a.topology, v, module, cells, a.model, a.seconds,
-                         out / "work" / f"{rep}-{v.name}", a.count)
+                         out / "work" / f"{rep}-{v.name}", a.count, lines)
             b["rep"] = rep
             res["boots"].append(b)
             (out / "results.json").write_text(json.dumps(res, indent=1) + "\n")
