@@ -102,7 +102,8 @@ class Cell:
         """The benchmark's stream workload (stream cells, the mixed cell's bulk flow)."""
         if self.kind == "mixed":
             return B.Workload(self.name, "stream", 1, None, "tx", cpu=self.cpu)
-        return B.Workload(self.name, "stream", self.flows, self.msg, self.direction)
+        return B.Workload(self.name, "stream", self.flows, self.msg, self.direction,
+                          proto=self.proto)
 
 
 def _cells() -> dict[str, Cell]:
@@ -150,6 +151,15 @@ def _cells() -> dict[str, Cell]:
                 out.append(Cell(f"{d}-{tag}x{n}", "stream", "tcp", n, size, direction=d,
                                 desc=f"iperf3 TCP {'-l ' + str(size) if size else 'default writes'}, "
                                      f"{n} flows, guest {'sends' if d == 'tx' else 'receives'}"))
+    # UDP streams, as fast as iperf3 sends: nothing about them is TCP's (no
+    # small queues, no acknowledgments), the sender's socket waits only on
+    # its send buffer, which the reclaim gives back
+    for d in ("tx", "rx"):
+        for size in (64, 1400):
+            for n in (1, 4):
+                out.append(Cell(f"udp-{d}-{size}x{n}", "stream", "udp", n, size, direction=d,
+                                desc=f"iperf3 UDP -l {size} -b 0, {n} flows, guest "
+                                     f"{'sends' if d == 'tx' else 'receives'}"))
     for cpu in (0, 1, -1):
         out.append(Cell("mixed" + {0: "", -1: "-free"}.get(cpu, f"-c{cpu}"), "mixed", "tcp", 1,
                         MSG_RR, cpu=cpu,

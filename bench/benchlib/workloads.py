@@ -173,6 +173,7 @@ class Workload:
     direction: str = "tx"  # stream: tx = guest sends, rx = guest receives (-R)
     desc: str = ""
     cpu: int = 0         # stream: the vCPU of the first iperf3 client (then round robin)
+    proto: str = "tcp"   # stream: udp = iperf3 -u, as fast as it sends (-b 0)
 
     @property
     def unit(self) -> str:
@@ -303,6 +304,8 @@ def load_script(g, w: Workload, seconds: int, ncpu: int) -> str:
              f"--connect-timeout 5000 -P {flows}")
         if w.msg:
             c += f" -l {w.msg}"
+        if w.proto == "udp":
+            c += " -u -b 0"
         if w.direction == "rx":
             c += " -R"
         parts.append(f"{c} >/tmp/bench-w{i} 2>&1 &")
@@ -635,8 +638,11 @@ def server_sockets(g, w: Workload, ncpu: int) -> dict:
 
 
 def expected_conns(w: Workload, ncpu: int) -> int:
-    """rr: one per client; iperf3: a control connection per process + flows."""
-    return w.flows if w.kind == "rr" else w.flows + len(iperf_split(w, ncpu))
+    """rr: one per client; iperf3: a control connection per process + its
+    TCP flows (UDP flows are not connections)."""
+    if w.kind == "rr":
+        return w.flows
+    return len(iperf_split(w, ncpu)) + (w.flows if w.proto == "tcp" else 0)
 
 
 @dataclass
@@ -682,7 +688,7 @@ def _edge(ctx: BootCtx, w: Workload, path: str, first: bool) -> dict:
 
 def wait_ramp(ctx: BootCtx, w: Workload, bg, t0: float) -> dict:
     """Wait until every connection of the load is established and has
-    carried data; -> the last server_sockets() reading."""
+    carried data (UDP: the tap has); -> the last server_sockets() reading."""
     want = expected_conns(w, ctx.ncpu)
     last: dict = {}
     seen_bytes = None
@@ -690,6 +696,10 @@ def wait_ramp(ctx: BootCtx, w: Workload, bg, t0: float) -> dict:
         last = server_sockets(ctx.g, w, ctx.ncpu)
         if last["conns"] >= want:
             moved = last["rx_bytes"] + last["acked_bytes"]
+            if w.proto == "udp":
+                # the datagrams, through the tap in either direction
+                tap = tap_counters(ctx.g.proc.pid, ctx.g.nics[0].tap)
+                moved = tap["guest_tx_bytes"] + tap["guest_rx_bytes"]
             if seen_bytes is not None and moved > seen_bytes:
                 return last
             seen_bytes = moved
