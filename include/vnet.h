@@ -109,6 +109,7 @@ struct vnet_sq_stats {
 	u64_stats_t reclaim_batches;
 	u64_stats_t reclaim_deadlines;
 	u64_stats_t released_at_send;
+	u64_stats_t sndbuf_over_half;
 	u64_stats_t irq_empty;
 	/* AF_XDP zero-copy (xsk.c) */
 	u64_stats_t xsk_packets;

@@ -16,9 +16,9 @@ static void reclaim_stock_mode(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_delayed(&stock));
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&stock, &s, 0, 0));
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&stock, &s, 1, 0));
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&stock, &s, 5, true),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&stock, &s, 5, true, 0),
 			VNET_RECLAIM_IRQ);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&stock, &s, 5, false),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&stock, &s, 5, false, 0),
 			VNET_RECLAIM_IDLE);
 	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&stock, &s, 0, false, true, 0),
 			VNET_RECLAIM_IRQ);
@@ -42,16 +42,16 @@ static void reclaim_deadline_at_burst_end(struct kunit *test)
 {
 	struct vnet_reclaim_state s = {};
 
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true, 0),
 			VNET_RECLAIM_DEADLINE);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 0, true),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 0, true, 0),
 			VNET_RECLAIM_IDLE);
 	s.deadline_armed = true;
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true, 0),
 			VNET_RECLAIM_IDLE);
 	/* Without TX NAPI skbs are orphaned: no deadline needed. */
 	s.deadline_armed = false;
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, false),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, false, 0),
 			VNET_RECLAIM_IDLE);
 }
 
@@ -96,19 +96,19 @@ static void reclaim_xdp_frames(struct kunit *test)
 	struct vnet_reclaim_state s = { .last_xmit_ns = 1000 * US };
 
 	/* TX NAPI: as any burst (deadline, or the interrupt in stock mode) */
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, true),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, true, 0),
 			VNET_RECLAIM_DEADLINE);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&stock, &s, 3, true),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&stock, &s, 3, true, 0),
 			VNET_RECLAIM_IRQ);
 	/* no TX NAPI: the deadline, in stock mode too */
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, false),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, false, 0),
 			VNET_RECLAIM_DEADLINE);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&stock, &s, 3, false),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&stock, &s, 3, false, 0),
 			VNET_RECLAIM_DEADLINE);
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 0, false),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 0, false, 0),
 			VNET_RECLAIM_IDLE);
 	s.deadline_armed = true;
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, false),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_xdp_sent(&delayed, &s, 3, false, 0),
 			VNET_RECLAIM_IDLE);
 	/* no TX NAPI: the deadline repeats while buffers are out, even stopped */
 	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 3, false, false, 9000 * US),
@@ -134,7 +134,7 @@ static void reclaim_waited(struct kunit *test)
 
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 1001 * US));
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 0, 1001 * US));
-	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true),
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true, 0),
 			VNET_RECLAIM_DEADLINE);
 	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, true, 1500 * US),
 			VNET_RECLAIM_DEADLINE);
@@ -142,6 +142,77 @@ static void reclaim_waited(struct kunit *test)
 	s.waited = 0;
 	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 1001 * US));
 	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 128, 1001 * US));
+}
+
+/*
+ * A socket other than TCP's with more than half of its send buffer out:
+ * the queue reclaims as stock for tx-usecs-irq after its packet (every
+ * transmit, the completion interrupt while buffers are out), each such
+ * packet extending it; then delayed again.  Half exactly, stock mode and
+ * an empty queue do not change anything.
+ */
+static void reclaim_sndbuf_over_half(struct kunit *test)
+{
+	struct vnet_reclaim_state s = { .last_ns = 1000 * US,
+					.last_xmit_ns = 1000 * US };
+	struct vnet_reclaim_state st = {};
+
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_note_sndbuf(&delayed, &s, 100000,
+							  200000, 1000 * US));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 1001 * US));
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true,
+							1001 * US),
+			VNET_RECLAIM_DEADLINE);
+
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_note_sndbuf(&delayed, &s, 100001,
+							 200000, 1000 * US));
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 1, 1001 * US));
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 0, 1001 * US));
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true,
+							1001 * US),
+			VNET_RECLAIM_IRQ);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 0, true,
+							1001 * US),
+			VNET_RECLAIM_IDLE);
+	/* without TX NAPI the skbs are orphaned: nothing to wait for */
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, false,
+							1001 * US),
+			VNET_RECLAIM_IDLE);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, true,
+						 1500 * US),
+			VNET_RECLAIM_IRQ);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 0, false, true,
+						 1500 * US),
+			VNET_RECLAIM_IDLE);
+
+	/* tx-usecs-irq after the packet: delayed again (a transmit at 1900) */
+	s.last_xmit_ns = 1900 * US;
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_on_xmit(&delayed, &s, 1,
+						     2000 * US - 1));
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_after(&delayed, &s, 10, false, true,
+						 2000 * US),
+			VNET_RECLAIM_DEADLINE);
+	s.last_ns = 2000 * US;
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_on_xmit(&delayed, &s, 1,
+						      2000 * US));
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true,
+							2000 * US),
+			VNET_RECLAIM_DEADLINE);
+
+	/* another such packet extends it */
+	KUNIT_EXPECT_TRUE(test, vnet_reclaim_note_sndbuf(&delayed, &s, 4000,
+							 4608, 2100 * US));
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true,
+							3000 * US),
+			VNET_RECLAIM_IRQ);
+	KUNIT_EXPECT_EQ(test, vnet_reclaim_at_burst_end(&delayed, &s, 3, true,
+							3100 * US),
+			VNET_RECLAIM_DEADLINE);
+
+	/* stock mode reclaims as stock anyway */
+	KUNIT_EXPECT_FALSE(test, vnet_reclaim_note_sndbuf(&stock, &st, 200000,
+							  200000, 1000 * US));
+	KUNIT_EXPECT_EQ(test, st.full_until, 0ULL);
 }
 
 /* vnet_reclaim_release_at_send() on a fresh state */
@@ -302,6 +373,7 @@ static struct kunit_case reclaim_policy_cases[] = {
 	KUNIT_CASE(reclaim_after),
 	KUNIT_CASE(reclaim_xdp_frames),
 	KUNIT_CASE(reclaim_waited),
+	KUNIT_CASE(reclaim_sndbuf_over_half),
 	KUNIT_CASE(reclaim_room_edges),
 	KUNIT_CASE(reclaim_release_at_send),
 	KUNIT_CASE(reclaim_release_paced),

@@ -147,6 +147,7 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("reclaim_batches", reclaim_batches),
 	VNET_SQ_STAT("reclaim_deadlines", reclaim_deadlines),
 	VNET_SQ_STAT("released_at_send", released_at_send),
+	VNET_SQ_STAT("sndbuf_over_half", sndbuf_over_half),
 	VNET_IRQ_STAT("interrupts", interrupts),
 	VNET_SQ_STAT("irq_empty", irq_empty),
 	VNET_SQ_STAT("napi_polls", napi_polls),

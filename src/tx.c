@@ -95,6 +95,27 @@ static bool vnet_tx_sk_is_tcp(const struct sock *sk)
 }
 
 /*
+ * A sender other than TCP blocks on its send buffer and is woken when
+ * half of it is free again: tell the reclaim policy when this packet's
+ * socket has more than half out (policy/reclaim.h).  TCP has its own
+ * limits, and an AF_XDP socket's frames are waited for anyway
+ * (vnet_tx_skb_waited()).  Racy reads: they only steer the reclaim.
+ */
+static void vnet_tx_note_sndbuf(struct vnet_sq *sq, const struct sk_buff *skb,
+				u64 now)
+{
+	const struct sock *sk = skb->sk;
+
+	if (!sk || !sk_fullsock(sk) || vnet_tx_sk_is_tcp(sk) ||
+	    sk->sk_family == PF_XDP)
+		return;
+	if (vnet_reclaim_note_sndbuf(&sq->reclaim_cfg, &sq->reclaim,
+				     sk_wmem_alloc_get(sk),
+				     READ_ONCE(sk->sk_sndbuf), now))
+		vnet_sq_inc(sq, &sq->stats.sndbuf_over_half);
+}
+
+/*
  * Fill @t for @skb; @window: the conversation window in jiffies
  * (policy/kick.h).  An answering socket received data within it.
  */
@@ -739,7 +760,8 @@ static void vnet_tx_stock_burst_end(struct vnet_sq *sq, u64 now)
 static void vnet_tx_burst_end(struct vnet_sq *sq, u64 now)
 {
 	switch (vnet_reclaim_at_burst_end(&sq->reclaim_cfg, &sq->reclaim,
-					  vnet_sq_in_use(sq), sq->use_napi)) {
+					  vnet_sq_in_use(sq), sq->use_napi,
+					  now)) {
 	case VNET_RECLAIM_IRQ:
 		vnet_tx_stock_burst_end(sq, now);
 		break;
@@ -812,7 +834,7 @@ void vnet_tx_xdp_sent(struct vnet_sq *sq, u64 now)
 
 	sq->reclaim.last_xmit_ns = now;
 	next = vnet_reclaim_xdp_sent(&sq->reclaim_cfg, &sq->reclaim,
-				     vnet_sq_in_use(sq), sq->use_napi);
+				     vnet_sq_in_use(sq), sq->use_napi, now);
 	if (next == VNET_RECLAIM_IRQ)
 		vnet_tx_stock_burst_end(sq, now);
 	else
@@ -851,6 +873,9 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		return NETDEV_TX_BUSY;
 	}
 
+	/* Without TX NAPI the skb is orphaned below: nobody waits on it. */
+	if (sq->use_napi)
+		vnet_tx_note_sndbuf(sq, skb, now);
 	if (vnet_reclaim_on_xmit(&sq->reclaim_cfg, &sq->reclaim,
 				 vnet_sq_in_use(sq), now)) {
 		if (sq->use_napi && !vnet_reclaim_delayed(&sq->reclaim_cfg))

@@ -50,6 +50,18 @@
  * and XPS does not move the flow to another queue while one is out (no
  * reordering).
  *
+ * A sender other than TCP waits on its send buffer: a UDP, raw or packet
+ * socket whose packets not yet freed hold its whole buffer blocks in its
+ * next send until they fall to half of it.  Delayed reclaim let them wait
+ * with the device, the sender with them: an iperf3 UDP stream of 1400-byte
+ * datagrams, two sockets a queue, ran at 0.6-0.75x stock's rate (212 KiB
+ * buffers, about 90 datagrams each; docs/results/2026-12-07-udp-streams-6.1).
+ * So a packet whose socket has more than half its buffer out makes the
+ * queue reclaim as the stock driver does (every transmit, the completion
+ * interrupt while buffers are out) for tx-usecs-irq; each such packet
+ * extends it.  TCP has its own limits (TCP Small Queues, the release at
+ * send above) and is not asked.
+ *
  * tx-usecs-irq 0 selects the stock behaviour: reclaim on every transmit,
  * interrupt at the end of every burst.
  *
@@ -109,6 +121,8 @@ struct vnet_reclaim_state {
 	u64 last_xmit_ns;	/* last packet added */
 	bool deadline_armed;	/* reclaim deadline requested, not yet run */
 	u32 waited;		/* buffers out whose sender waits for them */
+	/* reclaim as stock until then: a sender's buffer is over half out */
+	u64 full_until;
 	struct vnet_reclaim_sender senders[VNET_RECLAIM_SENDERS];
 };
 
@@ -142,17 +156,20 @@ bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
 				  const struct vnet_reclaim_seg *seg);
 bool vnet_reclaim_sender_paced(const struct vnet_reclaim_state *s, u64 sender,
 			       u64 wake);
+bool vnet_reclaim_note_sndbuf(const struct vnet_reclaim_cfg *cfg,
+			      struct vnet_reclaim_state *s, u32 wmem,
+			      u32 sndbuf, u64 now);
 bool vnet_reclaim_on_xmit(const struct vnet_reclaim_cfg *cfg,
 			  const struct vnet_reclaim_state *s,
 			  unsigned int in_use, u64 now);
 enum vnet_reclaim_next vnet_reclaim_at_burst_end(const struct vnet_reclaim_cfg *cfg,
 						 const struct vnet_reclaim_state *s,
 						 unsigned int in_use,
-						 bool use_napi);
+						 bool use_napi, u64 now);
 enum vnet_reclaim_next vnet_reclaim_xdp_sent(const struct vnet_reclaim_cfg *cfg,
 					     const struct vnet_reclaim_state *s,
 					     unsigned int in_use,
-					     bool use_napi);
+					     bool use_napi, u64 now);
 enum vnet_reclaim_next vnet_reclaim_after(const struct vnet_reclaim_cfg *cfg,
 					  const struct vnet_reclaim_state *s,
 					  unsigned int in_use,

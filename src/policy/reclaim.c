@@ -79,8 +79,33 @@ bool vnet_reclaim_release_at_send(const struct vnet_reclaim_cfg *cfg,
 }
 
 /*
+ * A packet of a socket other than TCP's, with @wmem bytes of its @sndbuf
+ * not yet freed (this packet's included), is handed to the device at
+ * @now: past half of it, the socket may block on its next send and wait
+ * for half to come back, so the queue reclaims as stock for tx-usecs-irq
+ * (policy/reclaim.h).  Returns whether it was past half.
+ */
+bool vnet_reclaim_note_sndbuf(const struct vnet_reclaim_cfg *cfg,
+			      struct vnet_reclaim_state *s, u32 wmem,
+			      u32 sndbuf, u64 now)
+{
+	if (!vnet_reclaim_delayed(cfg) || (u64)wmem * 2 <= sndbuf)
+		return false;
+	s->full_until = now + (u64)cfg->usecs * NSEC_PER_USEC;
+	return true;
+}
+
+/* Within tx-usecs-irq of a packet whose socket's buffer was over half out. */
+static bool vnet_reclaim_sndbuf_full(const struct vnet_reclaim_state *s,
+				     u64 now)
+{
+	return (s64)(now - s->full_until) < 0;
+}
+
+/*
  * On transmit: take completed buffers back now?  Always in stock mode and
- * while a sender waits for some (policy/reclaim.h).
+ * while a sender waits for some or a send buffer was over half out
+ * (policy/reclaim.h).
  */
 bool vnet_reclaim_on_xmit(const struct vnet_reclaim_cfg *cfg,
 			  const struct vnet_reclaim_state *s,
@@ -90,23 +115,25 @@ bool vnet_reclaim_on_xmit(const struct vnet_reclaim_cfg *cfg,
 		return true;
 	if (!in_use)
 		return false;
-	return in_use >= cfg->frames ||
+	return in_use >= cfg->frames || vnet_reclaim_sndbuf_full(s, now) ||
 	       vnet_ns_since(now, s->last_ns) >= (u64)cfg->usecs * NSEC_PER_USEC;
 }
 
 /*
  * A burst of packets was handed to the device.  Stock behaviour asks for
- * an interrupt once most of them are done (with TX NAPI); delayed reclaim
+ * an interrupt once most of them are done (with TX NAPI), and so does
+ * delayed reclaim while a send buffer was over half out; otherwise it
  * only makes sure a deadline is pending while buffers are in use.
  */
 enum vnet_reclaim_next vnet_reclaim_at_burst_end(const struct vnet_reclaim_cfg *cfg,
 						 const struct vnet_reclaim_state *s,
 						 unsigned int in_use,
-						 bool use_napi)
+						 bool use_napi, u64 now)
 {
 	if (!use_napi)
 		return VNET_RECLAIM_IDLE;
-	if (!vnet_reclaim_delayed(cfg))
+	if (!vnet_reclaim_delayed(cfg) ||
+	    (in_use && vnet_reclaim_sndbuf_full(s, now)))
 		return VNET_RECLAIM_IRQ;
 	if (in_use && !s->deadline_armed)
 		return VNET_RECLAIM_DEADLINE;
@@ -122,10 +149,10 @@ enum vnet_reclaim_next vnet_reclaim_at_burst_end(const struct vnet_reclaim_cfg *
 enum vnet_reclaim_next vnet_reclaim_xdp_sent(const struct vnet_reclaim_cfg *cfg,
 					     const struct vnet_reclaim_state *s,
 					     unsigned int in_use,
-					     bool use_napi)
+					     bool use_napi, u64 now)
 {
 	if (use_napi)
-		return vnet_reclaim_at_burst_end(cfg, s, in_use, true);
+		return vnet_reclaim_at_burst_end(cfg, s, in_use, true, now);
 	if (in_use && !s->deadline_armed)
 		return VNET_RECLAIM_DEADLINE;
 	return VNET_RECLAIM_IDLE;
@@ -134,11 +161,12 @@ enum vnet_reclaim_next vnet_reclaim_xdp_sent(const struct vnet_reclaim_cfg *cfg,
 /*
  * After a reclaim by the deadline or by TX NAPI: a stopped queue needs an
  * interrupt to be woken; buffers left with the device of a queue that has
- * been quiet for tx-usecs-irq need one too (nobody else will come by);
- * a busy queue only needs the deadline to stay armed.  Without TX NAPI
- * the interrupt only wakes the queue and reclaims nothing, and only XDP
- * frames arm the deadline (skbs are orphaned): it repeats while buffers
- * are with the device.
+ * been quiet for tx-usecs-irq need one too (nobody else will come by), and
+ * so do those of a sender whose buffer was over half out (it may be
+ * blocked on them); a busy queue only needs the deadline to stay armed.
+ * Without TX NAPI the interrupt only wakes the queue and reclaims nothing,
+ * and only XDP frames arm the deadline (skbs are orphaned): it repeats
+ * while buffers are with the device.
  */
 enum vnet_reclaim_next vnet_reclaim_after(const struct vnet_reclaim_cfg *cfg,
 					  const struct vnet_reclaim_state *s,
@@ -152,7 +180,8 @@ enum vnet_reclaim_next vnet_reclaim_after(const struct vnet_reclaim_cfg *cfg,
 		return VNET_RECLAIM_IRQ;
 	if (!in_use)
 		return VNET_RECLAIM_IDLE;
-	if (vnet_ns_since(now, s->last_xmit_ns) >=
+	if (vnet_reclaim_sndbuf_full(s, now) ||
+	    vnet_ns_since(now, s->last_xmit_ns) >=
 	    (u64)cfg->usecs * NSEC_PER_USEC)
 		return VNET_RECLAIM_IRQ;
 	return VNET_RECLAIM_DEADLINE;

@@ -157,6 +157,39 @@ def t_udp(ctx: Ctx):
              f"rx {rx['bps'] / 1e6:.0f} Mbit/s loss {rx.get('loss_pct', 0)}%")
 
 
+@suite.test("udp_sndbuf", MAIN, "main")
+def t_udp_sndbuf(ctx: Ctx):
+    """A UDP sender bound by its send buffer is not left waiting on delayed
+    reclaim (policy/reclaim.h): iperf3 UDP as fast as it goes, 1400 B
+    datagrams, a 16 KiB SO_SNDBUF (about a dozen datagrams), 2 s.  Its
+    packets find the buffer over half out (sndbuf_over_half grows) and the
+    queue asks for completion interrupts (TX interrupts seen).  A TCP
+    sender with the same buffer is not counted: TCP has its own limits.
+    The stock driver (no such counters) only carries the traffic."""
+    g = ctx.g
+    names = [n for n in net.ethtool_stat_names(g) if n.endswith("_sndbuf_over_half")]
+    irqs = [n for n in net.ethtool_stat_names(g)
+            if n.startswith("tx_queue_") and n.endswith("_interrupts")]
+    st0 = net.ethtool_stats(g)
+    udp = net.iperf(g, "tx", udp=True, seconds=2, bitrate="0", extra="-l 1400 -w 16K")
+    if ctx.driver != "ours":
+        ctx.note(f"UDP: {udp['bps'] / 1e6:.0f} Mbit/s")
+        return
+    check(bool(names) and bool(irqs), "no *_sndbuf_over_half or tx_queue_*_interrupts counters")
+    st1 = net.ethtool_stats(g)
+    over = sum(st1[n] - st0[n] for n in names)
+    irq = sum(st1[n] - st0[n] for n in irqs)
+    ctx.note(f"UDP: {udp['bps'] / 1e6:.0f} Mbit/s, {over} packets over half the buffer, "
+             f"{irq} TX interrupts")
+    check(over > 0, "a UDP sender with a 16 KiB buffer never had half of it out")
+    check(irq > 0, f"{over} packets over half their buffer and no TX interrupt")
+    tcp = net.iperf(g, "tx", seconds=2, extra="-w 16K")
+    st2 = net.ethtool_stats(g)
+    over_tcp = sum(st2[n] - st1[n] for n in names)
+    ctx.note(f"TCP: {tcp['bps'] / 1e6:.0f} Mbit/s, {over_tcp} counted")
+    check(over_tcp == 0, f"TCP packets counted over half their send buffer: {over_tcp}")
+
+
 @suite.test("integrity", MAIN, "main")
 def t_integrity(ctx: Ctx):
     """16 MiB of random data each way, sha256 compared on both sides."""
