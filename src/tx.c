@@ -107,7 +107,7 @@ static void vnet_tx_note_sndbuf(struct vnet_sq *sq, const struct sk_buff *skb,
 	const struct sock *sk = skb->sk;
 
 	if (!sk || !sk_fullsock(sk) || vnet_tx_sk_is_tcp(sk) ||
-	    sk->sk_family == PF_XDP)
+	    vnet_tx_skb_waited(skb))
 		return;
 	if (vnet_reclaim_note_sndbuf(&sq->reclaim_cfg, &sq->reclaim,
 				     sk_wmem_alloc_get(sk),
