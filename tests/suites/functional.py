@@ -168,8 +168,8 @@ def t_udp_sndbuf(ctx: Ctx):
     The stock driver (no such counters) only carries the traffic."""
     g = ctx.g
     names = [n for n in net.ethtool_stat_names(g) if n.endswith("_sndbuf_over_half")]
-    irqs = [n for n in net.ethtool_stat_names(g)
-            if n.startswith("tx_queue_") and n.endswith("_interrupts")]
+    # tx_queue_N_ up to 6.9, txN_ from 6.10 (the in-tree names of each)
+    irqs = [n for n in net.ethtool_stat_names(g) if re.fullmatch(r"tx(_queue_)?\d+_interrupts", n)]
     st0 = net.ethtool_stats(g)
     udp = net.iperf(g, "tx", udp=True, seconds=2, bitrate="0", extra="-l 1400 -w 16K")
     if ctx.driver != "ours":
