@@ -54,9 +54,12 @@ MAIN = 2          # 2 vCPUs / 2 queue pairs: every cell
 # Streams: every size x flow count for TX (where the kick and reclaim policies
 # act); RX at 64/256 B and bulk x 1/4/16 flows and 1400 B x 4 (RX moderation
 # sees packets, not writes: 1400 B writes arrive as bulk does); UDP floods
-# into the guest at 64 B x 4 and 1400 B x 4
+# into the guest at 64 B x 4 and 1400 B x 4; streams paced by iperf3 (-b)
+# and bounded by small socket buffers (-w) both ways
 RX_CELLS = ({f"rx-{s}x{n}" for s in ("64", "256", "bulk") for n in (1, 4, 16)}
-            | {"rx-1400x4", "udp-rx-64x4", "udp-rx-1400x4"})
+            | {"rx-1400x4", "udp-rx-64x4", "udp-rx-1400x4"}
+            | {n for n, c in M.CELLS.items()
+               if c.kind == "stream" and c.direction == "rx" and (c.bitrate or c.window)})
 OTHER_TOPO_CELLS = ["rr-tcp-4", "rr-tcp-128", "ol-udp-3000", "tx-256x4", "rx-256x4", "tx-bulkx2"]
 # One-way paced senders: two rungs of each ladder, a factor of 10 apart (the
 # full ladders would add ~16 min to the ~3 h; the screen has two more) and one
@@ -71,12 +74,12 @@ FULL_PLAN = {
     4: ["rr-tcp-4", "rr-tcp-128", "ol-udp-3000", "tx-256x4"],
 }
 # the known bad cells of issue 20, a closed loop of large answers, a publisher
-# that leaves Nagle on, a UDP sender bound by its send buffer, and the gain
-# to keep
+# that leaves Nagle on, a UDP sender bound by its send buffer, streams bound
+# by a fixed 128 KiB window both ways, and the gain to keep
 SCREEN_PLAN = {
     MAIN: ["rr-tcp-4", "rr-udp-4", "rr-tcp-1-2w", "rr-tcp-1-16k", "ol-udp-1000", "ol-udp-3000", "ol-udp-10000",
            "ol-tcp-3000", "pub-1400-3000", "pubn-1400-3000", "pub-16k-1000", "tx-bulkx2", "tx-256x4", "rx-256x4",
-           "udp-tx-1400x4", "dns-2000", "dns-3000", "http-1000"],
+           "udp-tx-1400x4", "tx-bulkx1-w128k", "rx-bulkx1-w128k", "dns-2000", "dns-3000", "http-1000"],
     "2:1": ["mixed", "mixed-c1", "mixed-free"],
 }
 # repeats per variant: stock and ours carry the significance test (an exact

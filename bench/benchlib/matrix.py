@@ -84,6 +84,8 @@ class Cell:
     cpu: int = 0                 # mixed: the vCPU the bulk sender is pinned to (-1: none)
     writes: int = 1              # rr: the guest's server answers in this many writes
     nagle: bool = False          # pub: the sender leaves Nagle's algorithm on (no TCP_NODELAY)
+    bitrate: str = ""            # stream: iperf3 -b per flow (a paced stream)
+    window: str = ""             # stream: iperf3 -w (a window-limited stream)
 
     @property
     def unit(self) -> str:
@@ -103,7 +105,7 @@ class Cell:
         if self.kind == "mixed":
             return B.Workload(self.name, "stream", 1, None, "tx", cpu=self.cpu)
         return B.Workload(self.name, "stream", self.flows, self.msg, self.direction,
-                          proto=self.proto)
+                          proto=self.proto, bitrate=self.bitrate, window=self.window)
 
 
 def _cells() -> dict[str, Cell]:
@@ -160,6 +162,24 @@ def _cells() -> dict[str, Cell]:
                 out.append(Cell(f"udp-{d}-{size}x{n}", "stream", "udp", n, size, direction=d,
                                 desc=f"iperf3 UDP -l {size} -b 0, {n} flows, guest "
                                      f"{'sends' if d == 'tx' else 'receives'}"))
+    # streams as users tune them: paced by iperf3 (-b: TCP at a share of
+    # what TCG carries, UDP at fixed packet rates), and bounded by small
+    # socket buffers (-w: a window-limited flow, whose next data waits on
+    # the acknowledgment of what is held)
+    for d, proto, size, rate in PACED_STREAMS:
+        tag = "bulk" if size is None else str(size)
+        kind = "udp-" if proto == "udp" else ""
+        out.append(Cell(f"{kind}{d}-{tag}x1-b{rate.lower()}", "stream", proto, 1, size,
+                        direction=d, bitrate=rate,
+                        desc=f"iperf3 {proto.upper()} "
+                             f"{'-l ' + str(size) if size else 'default writes'} -b {rate}, "
+                             f"1 flow, guest {'sends' if d == 'tx' else 'receives'}"))
+    for d in ("tx", "rx"):
+        for win in WINDOWS:
+            out.append(Cell(f"{d}-bulkx1-w{win.lower()}", "stream", "tcp", 1, None, direction=d,
+                            window=win,
+                            desc=f"iperf3 TCP default writes -w {win}, 1 flow, guest "
+                                 f"{'sends' if d == 'tx' else 'receives'}"))
     for cpu in (0, 1, -1):
         out.append(Cell("mixed" + {0: "", -1: "-free"}.get(cpu, f"-c{cpu}"), "mixed", "tcp", 1,
                         MSG_RR, cpu=cpu,
@@ -175,6 +195,16 @@ OL_RATES = (100, 300, 1000, 3000, 10000, 30000)
 PUB_RATES = {200: (1000, 3000), 600: (3000,), 1400: (300, 1000, 3000, 10000),
              16384: (100, 300, 1000, 3000)}
 PUBN_RATES = {600: (3000,), 1400: (1000, 3000), 16384: (1000,)}
+# (direction, proto, write size (None: iperf3's default), iperf3 -b): TCP at
+# about a tenth and a third of a flow's TCG rate, UDP at about 5000 and
+# 10000 datagrams/s of 1400 B and 64 B
+PACED_STREAMS = (("tx", "tcp", None, "100M"), ("tx", "tcp", None, "400M"),
+                 ("rx", "tcp", None, "100M"), ("rx", "tcp", None, "400M"),
+                 ("tx", "udp", 1400, "56M"), ("tx", "udp", 1400, "112M"),
+                 ("rx", "udp", 1400, "56M"), ("rx", "udp", 1400, "112M"),
+                 ("tx", "udp", 64, "2560K"), ("tx", "udp", 64, "5120K"),
+                 ("rx", "udp", 64, "2560K"), ("rx", "udp", 64, "5120K"))
+WINDOWS = ("32K", "128K")
 # (cell, app, fixed rate/s (0: as fast as the generator goes), connections, what)
 APPS = (("dns-1000", "dns", 1000, 4, "dnsmasq in the guest, dnsperf at 1000 queries/s"),
         ("dns-2000", "dns", 2000, 4, "dnsmasq in the guest, dnsperf at 2000 queries/s"),

@@ -174,6 +174,8 @@ class Workload:
     desc: str = ""
     cpu: int = 0         # stream: the vCPU of the first iperf3 client (then round robin)
     proto: str = "tcp"   # stream: udp = iperf3 -u, as fast as it sends (-b 0)
+    bitrate: str = ""    # stream: iperf3 -b per flow ("" = TCP unpaced, UDP -b 0)
+    window: str = ""     # stream: iperf3 -w (socket buffers at both ends; "" = default)
 
     @property
     def unit(self) -> str:
@@ -305,7 +307,11 @@ def load_script(g, w: Workload, seconds: int, ncpu: int) -> str:
         if w.msg:
             c += f" -l {w.msg}"
         if w.proto == "udp":
-            c += " -u -b 0"
+            c += " -u"
+        if w.bitrate or w.proto == "udp":
+            c += f" -b {w.bitrate or 0}"
+        if w.window:
+            c += f" -w {w.window}"
         if w.direction == "rx":
             c += " -R"
         parts.append(f"{c} >/tmp/bench-w{i} 2>&1 &")
