@@ -81,6 +81,8 @@ struct vnet_rq_stats {
 	u64_stats_t refill_nomem;
 	/* polls that found every posted buffer used: none left for the device */
 	u64_stats_t ring_empty;
+	/* polls while a receiver with a fixed buffer was active: no deferral */
+	u64_stats_t fixed_rcvbuf;
 	/* AF_XDP zero-copy (xsk.c) */
 	u64_stats_t xsk_packets;
 	u64_stats_t xsk_bytes;
@@ -350,6 +352,14 @@ struct vnet {
 	 * lazily from any CPU (vnet_tx_note_answer()), read racily.
 	 */
 	u64 answer_until;
+	/*
+	 * Until when (ns) a TCP receiver with a fixed receive buffer counts
+	 * as active: a send queue sent a pure acknowledgment of such a
+	 * socket within the conversation window, and the receive polls
+	 * defer nothing (vnet_tx_note_fixed_rcv()).  Written and read as
+	 * answer_until.
+	 */
+	u64 fixed_rcv_until;
 	/* The device may coalesce received frames (any GUEST_TSO/UFO). */
 	bool guest_gso;
 	/* What receive headers may announce (VNET_RX_ALLOW_*). */

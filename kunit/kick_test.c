@@ -429,6 +429,26 @@ static void kick_unacked_before(struct kunit *test)
 }
 
 /*
+ * A segment fills the peer's window when less than a full segment of it
+ * is left after the segment: its sender waits for an acknowledgment.
+ */
+static void kick_window_full(struct kunit *test)
+{
+	/* 64 KiB window from 1000: room for a full segment after 64000... */
+	KUNIT_EXPECT_FALSE(test, vnet_kick_window_full(64000, 66536, 1448));
+	KUNIT_EXPECT_FALSE(test, vnet_kick_window_full(65088, 66536, 1448));
+	/* ... not after 65089, nor at or past the window's end. */
+	KUNIT_EXPECT_TRUE(test, vnet_kick_window_full(65089, 66536, 1448));
+	KUNIT_EXPECT_TRUE(test, vnet_kick_window_full(66536, 66536, 1448));
+	KUNIT_EXPECT_TRUE(test, vnet_kick_window_full(70000, 66536, 1448));
+	/* A zero window (the peer's buffer is full). */
+	KUNIT_EXPECT_TRUE(test, vnet_kick_window_full(5000, 5000, 1448));
+	/* Across the wrap of the sequence space. */
+	KUNIT_EXPECT_FALSE(test, vnet_kick_window_full(0xfffff000, 0x1000, 1448));
+	KUNIT_EXPECT_TRUE(test, vnet_kick_window_full(0xc00, 0x1000, 1448));
+}
+
+/*
  * Learn the notification rate from 640 single-packet bursts spread too
  * far apart to hold (3 ms, tx-usecs being 2 ms), the device wanting a
  * notification for @want of every 5; then bulk bursts come 100 us
@@ -1164,6 +1184,7 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_adaptive_waiting_sender),
 	KUNIT_CASE(kick_watch_first_segment),
 	KUNIT_CASE(kick_unacked_before),
+	KUNIT_CASE(kick_window_full),
 	KUNIT_CASE(kick_adaptive_stream_rides_out_thin_window),
 	KUNIT_CASE(kick_adaptive_caps),
 	KUNIT_CASE(kick_cost_average),

@@ -355,6 +355,66 @@ static void rxmod_answering_never_waits(struct kunit *test)
 }
 
 /*
+ * Adaptive: while a TCP receiver with a fixed receive buffer is active,
+ * a stream's segments are not deferred (its sender waits for the
+ * acknowledgment that opens the window), and the deferral in progress
+ * ends; once it is gone, the stream is deferred again.  Fixed mode still
+ * defers.
+ */
+static void rxmod_fixed_rcvbuf_never_waits(struct kunit *test)
+{
+	static const struct vnet_rx_mod_cfg fixed = {
+		.usecs = 100, .frames = 8, .ring = 256, .tick_ns = TICK,
+	};
+	struct vnet_rx_mod_state s = {};
+	struct vnet_rx_poll p = {
+		.work = 2, .budget = 64, .bytes = 2 * GSO,
+		.descs = 2 * DIV_ROUND_UP(GSO, BUF),
+	};
+	u64 d = 0, dmax = 0, t = 1000 * US;
+	int i;
+
+	for (i = 0; i < 4; i++, t += 4000 * US)
+		decide_len(&s, &bulk, 2, GSO, t, &d, &dmax);
+	p.now = t;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &bulk, &p, &d, &dmax),
+			VNET_RX_DEFER);
+	/* The deferred poll with such a receiver: the interrupt goes back on. */
+	p.fixed_rcv = true;
+	p.now = t + 4000 * US;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &bulk, &p, &d, &dmax),
+			VNET_RX_REARM);
+	KUNIT_EXPECT_EQ(test, s.defer_ns, 0ULL);
+	/* Every poll after an interrupt too, however much it found. */
+	for (i = 0; i < 8; i++) {
+		p.now += 4000 * US;
+		KUNIT_EXPECT_EQ(test,
+				vnet_rx_mod_decide(&s, &bulk, &p, &d, &dmax),
+				VNET_RX_REARM);
+	}
+	p.work = 16;
+	p.bytes = 16 * GSO;
+	p.now += 50 * US;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &adaptive, &p, &d, &dmax),
+			VNET_RX_REARM);
+	/* The user's fixed mode defers as asked. */
+	p.now += 50 * US;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &fixed, &p, &d, &dmax),
+			VNET_RX_DEFER);
+	/* Gone: the stream is deferred again. */
+	s = (struct vnet_rx_mod_state){};
+	p.fixed_rcv = false;
+	p.work = 2;
+	p.bytes = 2 * GSO;
+	t = p.now + 4000 * US;
+	for (i = 0; i < 4; i++, t += 4000 * US)
+		decide_len(&s, &bulk, 2, GSO, t, &d, &dmax);
+	p.now = t;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &bulk, &p, &d, &dmax),
+			VNET_RX_DEFER);
+}
+
+/*
  * Adaptive: a poll that found a small packet (a request, an answer, an
  * ACK someone waits for) re-enables the interrupt, however many packets
  * came with it; fixed mode defers them as the user asked.
@@ -468,6 +528,7 @@ static struct kunit_case rx_moderation_cases[] = {
 	KUNIT_CASE(rxmod_bulk_window_must_hold_tick),
 	KUNIT_CASE(rxmod_small_packets_never_wait),
 	KUNIT_CASE(rxmod_answering_never_waits),
+	KUNIT_CASE(rxmod_fixed_rcvbuf_never_waits),
 	{}
 };
 

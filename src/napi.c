@@ -149,14 +149,18 @@ int vnet_poll_rx(struct napi_struct *napi, int budget)
 	done = poll.work;
 
 	poll.now = vnet_now();
+	poll.answering = (s64)(poll.now -
+			       READ_ONCE(rq->qp->vi->answer_until)) < 0;
+	poll.fixed_rcv = (s64)(poll.now -
+			       READ_ONCE(rq->qp->vi->fixed_rcv_until)) < 0;
 	u64_stats_update_begin(&rq->stats.syncp);
 	u64_stats_inc(&rq->stats.napi_polls);
 	u64_stats_add(&rq->stats.poll_ns, vnet_ns_since(poll.now, start));
+	if (poll.fixed_rcv)
+		u64_stats_inc(&rq->stats.fixed_rcvbuf);
 	u64_stats_update_end(&rq->stats.syncp);
 	vnet_thr_poll(rq->qp->vi, poll.now);
 
-	poll.answering = (s64)(poll.now -
-			       READ_ONCE(rq->qp->vi->answer_until)) < 0;
 	if (vnet_napi_core_defers(napi)) {
 		/*
 		 * The core's deferral (defer-hard-irqs with gro-flush-timeout)

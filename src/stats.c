@@ -110,6 +110,7 @@ static const struct vnet_stat_desc vnet_rq_descs[] = {
 	VNET_RQ_STAT("drops_no_memory", drop_nomem),
 	VNET_RQ_STAT("refill_no_memory", refill_nomem),
 	VNET_RQ_STAT("polls_ring_empty", ring_empty),
+	VNET_RQ_STAT("polls_fixed_rcvbuf", fixed_rcvbuf),
 #if VNET_CAN_XSK
 	VNET_RQ_STAT("xsk_packets", xsk_packets),
 	VNET_RQ_STAT("xsk_bytes", xsk_bytes),

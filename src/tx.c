@@ -71,6 +71,8 @@ struct vnet_tx_tcp {
 	u32 unsent;
 	/* the socket has Nagle's algorithm off (TCP_NODELAY) */
 	bool nodelay;
+	/* its application fixed the receive buffer (SO_RCVBUF) */
+	bool rcv_fixed;
 	/*
 	 * its sender would rather a held batch went than wait on it: Nagle
 	 * off, or a task that paces the socket (vnet_tx_sender_eager())
@@ -79,6 +81,8 @@ struct vnet_tx_tcp {
 	/* with @known: the segment's sequence number, the socket's oldest unacknowledged */
 	u32 seq;
 	u32 una;
+	/* with @known: the end of the window the peer offers */
+	u32 wnd_end;
 	u32 mss;	/* the socket's current full segment */
 };
 
@@ -133,12 +137,14 @@ static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
 		       READ_ONCE(inet_csk(sk)->icsk_ack.lrcvtime) < window;
 	t->unsent = READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_nxt);
 	t->nodelay = tp->nonagle & TCP_NAGLE_OFF;
+	t->rcv_fixed = sk->sk_userlocks & SOCK_RCVBUF_LOCK;
 	t->known = !skb->encapsulation && skb_transport_header_was_set(skb);
 	if (!t->known)
 		return;
 	t->payload = skb->len - skb_transport_offset(skb) - tcp_hdrlen(skb);
 	t->seq = ntohl(tcp_hdr(skb)->seq);
 	t->una = READ_ONCE(tp->snd_una);
+	t->wnd_end = t->una + READ_ONCE(tp->snd_wnd);
 	t->mss = READ_ONCE(tp->mss_cache);
 }
 
@@ -157,11 +163,12 @@ static bool vnet_tx_sender_eager(const struct vnet_sq *sq, bool nodelay,
 
 /*
  * Whether the sender of a TCP segment with data waits on the held batch
- * (policy/kick.h): it is eager (above) and has at most a full segment
- * unacknowledged before the batch's first segment of it.  That is the
- * watched one if the batch watches this socket (vnet_tx_hold_note());
- * otherwise this segment stands for it, which can only overstate what
- * lies before the batch.
+ * (policy/kick.h): the segment fills the window its peer offers, or the
+ * sender is eager (above) and has at most a full segment unacknowledged
+ * before the batch's first segment of it.  That is the watched one if
+ * the batch watches this socket (vnet_tx_hold_note()); otherwise this
+ * segment stands for it, which can only overstate what lies before the
+ * batch.
  */
 static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
 				 const struct sk_buff *skb,
@@ -169,7 +176,11 @@ static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
 {
 	u32 first;
 
-	if (!t->tcp || !t->eager || !t->known || !t->payload)
+	if (!t->tcp || !t->known || !t->payload)
+		return false;
+	if (vnet_kick_window_full(t->seq + t->payload, t->wnd_end, t->mss))
+		return true;
+	if (!t->eager)
 		return false;
 	first = skb->sk == sq->hold_sk ? sq->hold_seq : t->seq;
 	return vnet_kick_unacked_before(t->una, first, t->mss);
@@ -504,14 +515,38 @@ static u64 vnet_tx_wake_stamp(void)
  * once per half window); the polls see the guest answering for the whole
  * window after the last such packet, and for at most half a window more.
  */
+static void vnet_tx_note_until(const struct vnet_sq *sq, u64 *dev_until,
+			       u64 until)
+{
+	u64 half = (u64)vnet_kick_conv_usecs(&sq->kick_cfg) * NSEC_PER_USEC / 2;
+
+	if ((s64)(until - READ_ONCE(*dev_until)) > 0)
+		WRITE_ONCE(*dev_until, until + half);
+}
+
 static void vnet_tx_note_answer(struct vnet_sq *sq)
 {
-	struct vnet *vi = sq->qp->vi;
-	u64 half = (u64)vnet_kick_conv_usecs(&sq->kick_cfg) * NSEC_PER_USEC / 2;
-	u64 until = sq->kick.answer_until;
+	vnet_tx_note_until(sq, &sq->qp->vi->answer_until,
+			   sq->kick.answer_until);
+}
 
-	if ((s64)(until - READ_ONCE(vi->answer_until)) > 0)
-		WRITE_ONCE(vi->answer_until, until + half);
+/*
+ * A pure acknowledgment of a TCP socket whose receive buffer its
+ * application fixed (SO_RCVBUF): its window cannot grow, so its sender
+ * can have no more than that window in flight, and a receive deferral
+ * would stop it for the rest of the deferral (policy/rx_moderation.h).
+ * The receive polls defer nothing for the conversation window after
+ * the last one (vnet.h, fixed_rcv_until), written as answer_until is.
+ */
+static void vnet_tx_note_fixed_rcv(struct vnet_sq *sq,
+				   const struct vnet_tx_tcp *t,
+				   const struct vnet_kick_in *kin, u64 now)
+{
+	if (!t->rcv_fixed || !kin->pure_ack)
+		return;
+	vnet_tx_note_until(sq, &sq->qp->vi->fixed_rcv_until,
+			   now + (u64)vnet_kick_conv_usecs(&sq->kick_cfg) *
+				 NSEC_PER_USEC);
 }
 
 /*
@@ -958,6 +993,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	kin.in_poll = READ_ONCE(sq->qp->rq.poll_cpu) == raw_smp_processor_id();
 	action = vnet_kick_decide(&sq->kick, &sq->kick_cfg, &kin);
 	vnet_tx_note_answer(sq);
+	vnet_tx_note_fixed_rcv(sq, &tcp, &kin, now);
 	switch (action) {
 	case VNET_KICK_NOW:
 		vnet_tx_kick(sq, sq->kick.why, now);

@@ -87,7 +87,14 @@
  * timer runs out (tens of milliseconds), and the next one is held
  * (vnet_kick_unacked_before()).  A stream (Nagle on, its task not
  * sleeping) keeps its batches: its writes coalesce in the socket
- * meanwhile, which is the point of holding it.  The caller tells
+ * meanwhile, which is the point of holding it.  Not so any sender, eager
+ * or not, whose segment leaves less than a full segment of the window
+ * its peer offers (vnet_kick_window_full()): it can send nothing more
+ * until an acknowledgment, and the acknowledgment of what is held only
+ * comes once it is notified.  A stream whose receiver fixed its buffer
+ * at 128 KiB (iperf3 -w 128K) had a held batch wait for its timer about
+ * 60 times a second and ran at 0.65-0.76x stock's rate
+ * (docs/results/2026-12-07-window-limited-6.1).  The caller tells
  * (in->waits) for the last segment of a burst, and checks a held batch
  * again at the end of each receive poll of the pair, where the
  * acknowledgments arrive.  Such a batch teaches the policy what a window
@@ -290,6 +297,7 @@ void vnet_kick_classify_tcp(const struct vnet_kick_seg *seg,
 void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg);
 bool vnet_kick_watch(bool watching, bool same, bool watched_eager, bool eager);
 bool vnet_kick_unacked_before(u32 una, u32 first, u32 mss);
+bool vnet_kick_window_full(u32 end, u32 wnd_end, u32 mss);
 enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_cfg *cfg,
 				       const struct vnet_kick_in *in);

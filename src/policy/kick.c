@@ -351,6 +351,17 @@ bool vnet_kick_unacked_before(u32 una, u32 first, u32 mss)
 }
 
 /*
+ * Whether a TCP segment that ends at sequence number @end leaves less than
+ * one full segment of @mss bytes of the window its peer offers, which
+ * ends at @wnd_end: its sender can send nothing more until an
+ * acknowledgment (see policy/kick.h).  Sequence numbers wrap.
+ */
+bool vnet_kick_window_full(u32 end, u32 wnd_end, u32 mss)
+{
+	return (s32)(wnd_end - end) < (s32)mss;
+}
+
+/*
  * A held batch goes out at @now, its flush timer was due at @due: record
  * how late that is.  It tells a long hold due to the timer's own latency
  * (a vCPU the host did not run) from one the policy caused.

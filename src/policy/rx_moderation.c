@@ -154,11 +154,12 @@ enum vnet_rx_next vnet_rx_mod_decide(struct vnet_rx_mod_state *s,
 
 	if (!cfg->usecs) {
 		defer = false;
-	} else if (cfg->adaptive && (small || p->answering)) {
+	} else if (cfg->adaptive && (small || p->answering || p->fixed_rcv)) {
 		/*
 		 * Someone may be waiting for a small packet (a request, an
-		 * answer), or for the guest's answer to a large one: its flow
-		 * gets the next one's interrupt at once.
+		 * answer), or for the guest's answer to a large one, or a
+		 * sender for the acknowledgment that opens its window: its
+		 * flow gets the next one's interrupt at once.
 		 */
 		defer = false;
 	} else if (!cfg->adaptive) {

@@ -190,6 +190,46 @@ def t_udp_sndbuf(ctx: Ctx):
     check(over_tcp == 0, f"TCP packets counted over half their send buffer: {over_tcp}")
 
 
+@suite.test("rx_fixed_rcvbuf", MAIN, "main")
+def t_rx_fixed_rcvbuf(ctx: Ctx):
+    """A TCP receiver whose application fixed its receive buffer is not
+    left waiting on a receive deferral (policy/rx_moderation.h): iperf3
+    into the guest with -w 32K (SO_RCVBUF), 2 s.  Its polls are counted
+    (polls_fixed_rcvbuf grows) and defer nothing (deferrals at most 2, for
+    a poll before the first acknowledgment); main's module before the
+    rule deferred such a stream hundreds of times.  Without -w (a buffer
+    the kernel tunes) nothing is counted.  The stock driver only carries
+    the traffic."""
+    g = ctx.g
+    names = net.ethtool_stat_names(g)
+    fixed = [n for n in names if n.endswith("_polls_fixed_rcvbuf")]
+    # rx_queue_N_ up to 6.9, rxN_ from 6.10 (the in-tree names of each)
+    defers = [n for n in names if re.fullmatch(r"rx(_queue_)?\d+_deferrals", n)]
+    st0 = net.ethtool_stats(g)
+    small = net.iperf(g, "rx", seconds=2, extra="-w 32K")
+    if ctx.driver != "ours":
+        ctx.note(f"-w 32K: {small['bps'] / 1e6:.0f} Mbit/s")
+        return
+    check(bool(fixed) and bool(defers), "no *_polls_fixed_rcvbuf or rx_queue_*_deferrals counters")
+    st1 = net.ethtool_stats(g)
+    polls = sum(st1[n] - st0[n] for n in fixed)
+    deferred = sum(st1[n] - st0[n] for n in defers)
+    ctx.note(f"-w 32K: {small['bps'] / 1e6:.0f} Mbit/s, {polls} polls counted, "
+             f"{deferred} deferrals")
+    check(polls > 0, "a receiver with a 32 KiB buffer was never counted")
+    check(deferred <= 2, f"{deferred} deferrals while a receiver with a fixed buffer was active")
+    # the last fixed-buffer acknowledgment's window (8-12 ms) may reach
+    # into the next run's first polls
+    time.sleep(0.1)
+    st2 = net.ethtool_stats(g)
+    tuned = net.iperf(g, "rx", seconds=2)
+    st3 = net.ethtool_stats(g)
+    polls_tuned = sum(st3[n] - st2[n] for n in fixed)
+    ctx.note(f"default buffer: {tuned['bps'] / 1e6:.0f} Mbit/s, {polls_tuned} polls counted, "
+             f"{sum(st3[n] - st2[n] for n in defers)} deferrals")
+    check(polls_tuned == 0, f"polls counted for a receiver the kernel tunes: {polls_tuned}")
+
+
 @suite.test("integrity", MAIN, "main")
 def t_integrity(ctx: Ctx):
     """16 MiB of random data each way, sha256 compared on both sides."""
