@@ -506,14 +506,13 @@ static u64 vnet_tx_wake_stamp(void)
 }
 
 /*
- * Let the receive polls know whether the guest is answering (vnet.h,
- * answer_until): the kick policy moves its answer window on every packet
- * that is neither bulk nor a pure acknowledgment, whatever the settings
- * (policy/kick.h).  The device-wide time is written only when this
- * queue's passes it, and then half a window beyond, so that queues busy
- * on several CPUs do not bounce its cache line (a queue writes it at most
- * once per half window); the polls see the guest answering for the whole
- * window after the last such packet, and for at most half a window more.
+ * Move a device-wide time the receive polls read (vnet.h: answer_until,
+ * fixed_rcv_until) to this queue's @until.  It is written only when
+ * @until passes it, and then half a conversation window beyond, so that
+ * queues busy on several CPUs do not bounce its cache line (a queue
+ * writes it at most once per half window); the polls see the state for
+ * the whole window after the last packet that set it, and for at most
+ * half a window more.
  */
 static void vnet_tx_note_until(const struct vnet_sq *sq, u64 *dev_until,
 			       u64 until)
@@ -524,6 +523,11 @@ static void vnet_tx_note_until(const struct vnet_sq *sq, u64 *dev_until,
 		WRITE_ONCE(*dev_until, until + half);
 }
 
+/*
+ * Let the receive polls know whether the guest is answering: the kick
+ * policy moves its answer window on every packet that is neither bulk
+ * nor a pure acknowledgment, whatever the settings (policy/kick.h).
+ */
 static void vnet_tx_note_answer(struct vnet_sq *sq)
 {
 	vnet_tx_note_until(sq, &sq->qp->vi->answer_until,
@@ -536,7 +540,7 @@ static void vnet_tx_note_answer(struct vnet_sq *sq)
  * can have no more than that window in flight, and a receive deferral
  * would stop it for the rest of the deferral (policy/rx_moderation.h).
  * The receive polls defer nothing for the conversation window after
- * the last one (vnet.h, fixed_rcv_until), written as answer_until is.
+ * the last one.
  */
 static void vnet_tx_note_fixed_rcv(struct vnet_sq *sq,
 				   const struct vnet_tx_tcp *t,
