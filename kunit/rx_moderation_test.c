@@ -18,6 +18,11 @@ static const struct vnet_rx_mod_cfg wide = {
 	.tick_ns = TICK,
 };
 
+/* Fixed mode: defer by rx-usecs after a poll of 8 packets or more. */
+static const struct vnet_rx_mod_cfg fixed8 = {
+	.usecs = 100, .frames = 8, .ring = 256, .tick_ns = TICK,
+};
+
 /* Adaptive defaults: rx-usecs 100, bulk deferrals up to rx-usecs-high 8 ms. */
 static const struct vnet_rx_mod_cfg bulk = {
 	.usecs = 100, .frames = 32, .adaptive = true, .usecs_high = 8000,
@@ -317,28 +322,40 @@ static void rxmod_small_packets_not_bulk(struct kunit *test)
 }
 
 /*
+ * From a fresh state, a stream of host-coalesced segments (two a poll)
+ * on the tick from *@t: four polls, then @p (the same) is deferred.
+ * Leaves *@t at @p's time.
+ */
+static void stream_deferred(struct kunit *test, struct vnet_rx_mod_state *s,
+			    struct vnet_rx_poll *p, u64 *t)
+{
+	u64 d = 0, dmax = 0;
+	int i;
+
+	*s = (struct vnet_rx_mod_state){};
+	*p = (struct vnet_rx_poll){
+		.work = 2, .budget = 64, .bytes = 2 * GSO,
+		.descs = 2 * DIV_ROUND_UP(GSO, BUF),
+	};
+	for (i = 0; i < 4; i++, *t += 4000 * US)
+		decide_len(s, &bulk, 2, GSO, *t, &d, &dmax);
+	p->now = *t;
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(s, &bulk, p, &d, &dmax),
+			VNET_RX_DEFER);
+}
+
+/*
  * Adaptive: while the guest is answering (a large request's answer went
  * out lately), bulk segments are not deferred either; fixed mode still is.
  */
 static void rxmod_answering_never_waits(struct kunit *test)
 {
-	static const struct vnet_rx_mod_cfg fixed = {
-		.usecs = 100, .frames = 8, .ring = 256, .tick_ns = TICK,
-	};
-	struct vnet_rx_mod_state s = {};
-	struct vnet_rx_poll p = {
-		.work = 2, .budget = 64, .bytes = 2 * GSO,
-		.descs = 2 * DIV_ROUND_UP(GSO, BUF),
-	};
+	struct vnet_rx_mod_state s;
+	struct vnet_rx_poll p;
 	u64 d = 0, dmax = 0, t = 1000 * US;
-	int i;
 
 	/* A stream on the tick is deferred... */
-	for (i = 0; i < 4; i++, t += 4000 * US)
-		decide_len(&s, &bulk, 2, GSO, t, &d, &dmax);
-	p.now = t;
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &bulk, &p, &d, &dmax),
-			VNET_RX_DEFER);
+	stream_deferred(test, &s, &p, &t);
 	/* ...but not while the guest answers. */
 	p.answering = true;
 	p.now = t + 4000 * US;
@@ -350,7 +367,7 @@ static void rxmod_answering_never_waits(struct kunit *test)
 			VNET_RX_REARM);
 	p.work = 8;
 	p.now += 50 * US;
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &fixed, &p, &d, &dmax),
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &fixed8, &p, &d, &dmax),
 			VNET_RX_DEFER);
 }
 
@@ -363,22 +380,12 @@ static void rxmod_answering_never_waits(struct kunit *test)
  */
 static void rxmod_fixed_rcvbuf_never_waits(struct kunit *test)
 {
-	static const struct vnet_rx_mod_cfg fixed = {
-		.usecs = 100, .frames = 8, .ring = 256, .tick_ns = TICK,
-	};
-	struct vnet_rx_mod_state s = {};
-	struct vnet_rx_poll p = {
-		.work = 2, .budget = 64, .bytes = 2 * GSO,
-		.descs = 2 * DIV_ROUND_UP(GSO, BUF),
-	};
+	struct vnet_rx_mod_state s;
+	struct vnet_rx_poll p;
 	u64 d = 0, dmax = 0, t = 1000 * US;
 	int i;
 
-	for (i = 0; i < 4; i++, t += 4000 * US)
-		decide_len(&s, &bulk, 2, GSO, t, &d, &dmax);
-	p.now = t;
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &bulk, &p, &d, &dmax),
-			VNET_RX_DEFER);
+	stream_deferred(test, &s, &p, &t);
 	/* The deferred poll with such a receiver: the interrupt goes back on. */
 	p.fixed_rcv = true;
 	p.now = t + 4000 * US;
@@ -399,19 +406,11 @@ static void rxmod_fixed_rcvbuf_never_waits(struct kunit *test)
 			VNET_RX_REARM);
 	/* The user's fixed mode defers as asked. */
 	p.now += 50 * US;
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &fixed, &p, &d, &dmax),
+	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &fixed8, &p, &d, &dmax),
 			VNET_RX_DEFER);
 	/* Gone: the stream is deferred again. */
-	s = (struct vnet_rx_mod_state){};
-	p.fixed_rcv = false;
-	p.work = 2;
-	p.bytes = 2 * GSO;
 	t = p.now + 4000 * US;
-	for (i = 0; i < 4; i++, t += 4000 * US)
-		decide_len(&s, &bulk, 2, GSO, t, &d, &dmax);
-	p.now = t;
-	KUNIT_EXPECT_EQ(test, vnet_rx_mod_decide(&s, &bulk, &p, &d, &dmax),
-			VNET_RX_DEFER);
+	stream_deferred(test, &s, &p, &t);
 }
 
 /*
@@ -421,9 +420,6 @@ static void rxmod_fixed_rcvbuf_never_waits(struct kunit *test)
  */
 static void rxmod_small_packets_never_wait(struct kunit *test)
 {
-	static const struct vnet_rx_mod_cfg fixed = {
-		.usecs = 100, .frames = 8, .ring = 256, .tick_ns = TICK,
-	};
 	struct vnet_rx_mod_state s = {};
 	struct vnet_rx_poll mixed = {
 		.work = 41, .budget = 64, .bytes = 40 * GSO + SMALL,
@@ -461,7 +457,7 @@ static void rxmod_small_packets_never_wait(struct kunit *test)
 			VNET_RX_REARM);
 
 	s = (struct vnet_rx_mod_state){};
-	KUNIT_EXPECT_EQ(test, decide_len(&s, &fixed, 40, SMALL, t, &d, &dmax),
+	KUNIT_EXPECT_EQ(test, decide_len(&s, &fixed8, 40, SMALL, t, &d, &dmax),
 			VNET_RX_DEFER);
 }
 

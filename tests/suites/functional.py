@@ -157,6 +157,11 @@ def t_udp(ctx: Ctx):
              f"rx {rx['bps'] / 1e6:.0f} Mbit/s loss {rx.get('loss_pct', 0)}%")
 
 
+def grew(before: dict[str, int], after: dict[str, int], names) -> int:
+    """How much the ethtool -S counters `names` grew, summed."""
+    return sum(after[n] - before[n] for n in names)
+
+
 @suite.test("udp_sndbuf", MAIN, "main")
 def t_udp_sndbuf(ctx: Ctx):
     """A UDP sender bound by its send buffer is not left waiting on delayed
@@ -177,15 +182,15 @@ def t_udp_sndbuf(ctx: Ctx):
         return
     check(bool(names) and bool(irqs), "no *_sndbuf_over_half or tx_queue_*_interrupts counters")
     st1 = net.ethtool_stats(g)
-    over = sum(st1[n] - st0[n] for n in names)
-    irq = sum(st1[n] - st0[n] for n in irqs)
+    over = grew(st0, st1, names)
+    irq = grew(st0, st1, irqs)
     ctx.note(f"UDP: {udp['bps'] / 1e6:.0f} Mbit/s, {over} packets over half the buffer, "
              f"{irq} TX interrupts")
     check(over > 0, "a UDP sender with a 16 KiB buffer never had half of it out")
     check(irq > 0, f"{over} packets over half their buffer and no TX interrupt")
     tcp = net.iperf(g, "tx", seconds=2, extra="-w 16K")
     st2 = net.ethtool_stats(g)
-    over_tcp = sum(st2[n] - st1[n] for n in names)
+    over_tcp = grew(st1, st2, names)
     ctx.note(f"TCP: {tcp['bps'] / 1e6:.0f} Mbit/s, {over_tcp} counted")
     check(over_tcp == 0, f"TCP packets counted over half their send buffer: {over_tcp}")
 
@@ -212,8 +217,8 @@ def t_rx_fixed_rcvbuf(ctx: Ctx):
         return
     check(bool(fixed) and bool(defers), "no *_polls_fixed_rcvbuf or rx_queue_*_deferrals counters")
     st1 = net.ethtool_stats(g)
-    polls = sum(st1[n] - st0[n] for n in fixed)
-    deferred = sum(st1[n] - st0[n] for n in defers)
+    polls = grew(st0, st1, fixed)
+    deferred = grew(st0, st1, defers)
     ctx.note(f"-w 32K: {small['bps'] / 1e6:.0f} Mbit/s, {polls} polls counted, "
              f"{deferred} deferrals")
     check(polls > 0, "a receiver with a 32 KiB buffer was never counted")
@@ -224,9 +229,9 @@ def t_rx_fixed_rcvbuf(ctx: Ctx):
     st2 = net.ethtool_stats(g)
     tuned = net.iperf(g, "rx", seconds=2)
     st3 = net.ethtool_stats(g)
-    polls_tuned = sum(st3[n] - st2[n] for n in fixed)
+    polls_tuned = grew(st2, st3, fixed)
     ctx.note(f"default buffer: {tuned['bps'] / 1e6:.0f} Mbit/s, {polls_tuned} polls counted, "
-             f"{sum(st3[n] - st2[n] for n in defers)} deferrals")
+             f"{grew(st2, st3, defers)} deferrals")
     check(polls_tuned == 0, f"polls counted for a receiver the kernel tunes: {polls_tuned}")
 
 
@@ -582,7 +587,7 @@ def t_tcp_autocork(ctx: Ctx):
             check(m is not None, f"vnet-load client said: {cp.stdout[-800:]}{cp.stderr[-800:]}")
             sent, recv = int(m.group(1)), int(m.group(2))
             corked = c1["TcpExt.TCPAutoCorking"] - c0["TcpExt.TCPAutoCorking"]
-            rel = sum(st1[n] - st0[n] for n in released)
+            rel = grew(st0, st1, released)
             out = c1["Tcp.OutSegs"] - c0["Tcp.OutSegs"]
             ctx.note(f"{what}: {sent} requests, {recv} answers (p50 {m.group(4)} us, "
                      f"p99 {m.group(5)} us), {corked} autocorked, {out} segments out, "
@@ -636,7 +641,7 @@ def publish(ctx: Ctx, exe, released: list, size: int, rate: int) -> list[str]:
         check(m is not None, f"vnet-load client said: {out[-800:]}")
         sent = int(m.group(1))
         corked = c1["TcpExt.TCPAutoCorking"] - c0["TcpExt.TCPAutoCorking"]
-        rel = sum(st1[n] - st0[n] for n in released)
+        rel = grew(st0, st1, released)
         segs = c1["Tcp.OutSegs"] - c0["Tcp.OutSegs"]
         ctx.note(f"{what}: {sent} messages, {segs} segments out, {corked} autocorked, "
                  f"{rel} released at send")
@@ -687,7 +692,7 @@ def t_tcp_autocork_publisher(ctx: Ctx):
     net.iperf(g, "tx", seconds=2)
     c1 = net.snmp(g, files=("snmp", "netstat"))
     st1 = net.ethtool_stats(g)
-    rel = sum(st1[n] - st0[n] for n in released)
+    rel = grew(st0, st1, released)
     segs = c1["Tcp.OutSegs"] - c0["Tcp.OutSegs"]
     ctx.note(f"bulk stream: {segs} segments out, {rel} released at send")
     check(segs >= 1000, f"bulk stream: only {segs} segments out")
@@ -825,7 +830,7 @@ def t_netem(ctx: Ctx):
               timeout=30)
         g.run(f"/usr/sbin/tc qdisc del dev {ifn} root")
     st1 = net.ethtool_stats(g)
-    rel = sum(st1[n] - st0[n] for n in released)
+    rel = grew(st0, st1, released)
     freed = poll(lambda: sockets_used(g) <= used0, timeout=30)
     check(freed, f"sockets not freed: {sockets_used(g)} in use 30 s after the traffic, "
                 f"{used0} before it:\n" + g.run("cat /proc/net/sockstat; ss -tuanpe").out[-2500:])
