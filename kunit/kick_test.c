@@ -1107,6 +1107,24 @@ static void kick_classify_tcp(struct kunit *test)
 }
 
 /*
+ * One packet of the writer runs below at @in->now: the timer flushes
+ * what is overdue, then the policy decides, and an unheld packet is
+ * notified.  Returns whether the packet was held.
+ */
+static bool kick_step(struct vnet_kick_state *s,
+		      const struct vnet_kick_cfg *cfg,
+		      const struct vnet_kick_in *in)
+{
+	if (vnet_kick_overdue(s, cfg, in->now))
+		vnet_kick_done(s, cfg, VNET_KICKED_TIMER, in->now);
+	if (vnet_kick_decide(s, cfg, in) != VNET_KICK_NOW)
+		return true;
+	vnet_kick_sample(s, s->why, true);
+	vnet_kick_done(s, cfg, s->why, in->now);
+	return false;
+}
+
+/*
  * 3000 TCP segments of 1400 B, 333 us apart, from one socket, through a
  * fresh policy: @behind bytes queued behind segment i when i % @every == 0
  * (@every 0: never), the sending task asleep between segments when
@@ -1131,17 +1149,7 @@ static int kick_run_writer(u32 behind, int every, bool sleeps)
 			wake++;
 		in.wake = wake;
 		vnet_kick_classify_tcp(&seg, &in);
-		if (vnet_kick_overdue(&s, &cfg, t))
-			vnet_kick_done(&s, &cfg, VNET_KICKED_TIMER, t);
-		switch (vnet_kick_decide(&s, &cfg, &in)) {
-		case VNET_KICK_NOW:
-			vnet_kick_sample(&s, s.why, true);
-			vnet_kick_done(&s, &cfg, s.why, t);
-			break;
-		default:
-			held++;
-			break;
-		}
+		held += kick_step(&s, &cfg, &in);
 	}
 	return held;
 }
@@ -1162,6 +1170,53 @@ static void kick_adaptive_publisher_not_held(struct kunit *test)
 	KUNIT_EXPECT_LE(test, kick_run_writer(1400, 50, true), 3000 / 50 + 1);
 	KUNIT_EXPECT_GT(test, kick_run_writer(0, 0, false), 2000);
 	KUNIT_EXPECT_GT(test, kick_run_writer(1400, 1, true), 2000);
+}
+
+/*
+ * 3000 GSO buffers of datagrams (UDP_SEGMENT, 20 x 1200 B), 500 us apart,
+ * from one socket, through a fresh policy, the sending task asleep
+ * between them when @sleeps.  Returns how many were held.
+ */
+static int kick_run_datagram_sender(bool sleeps)
+{
+	struct vnet_kick_cfg cfg = { .frames = 64, .usecs = 8000, .adaptive = true };
+	struct vnet_kick_state s;
+	u64 t = 1000 * US, wake = 9ull << 32;
+	int i, held = 0;
+
+	vnet_kick_init(&s, &cfg);
+	for (i = 0; i < 3000; i++, t += 500 * US) {
+		struct vnet_kick_in in = { .now = t, .sender = 0xb,
+					   .len = 24000 };
+
+		if (sleeps)
+			wake++;
+		in.wake = wake;
+		vnet_kick_classify_other(true, &in);
+		held += kick_step(&s, &cfg, &in);
+	}
+	return held;
+}
+
+/*
+ * A sender of datagram batches (a QUIC server pacing its bursts or
+ * waiting for acknowledgments in between) is not held when its task
+ * sleeps between them, after its first one; the same batches from a task
+ * that never sleeps are.  A packet that is not GSO is never large.
+ */
+static void kick_adaptive_datagram_gso(struct kunit *test)
+{
+	struct vnet_kick_in in = { .bulk = true, .stream = true,
+				   .pure_ack = true };
+
+	vnet_kick_classify_other(false, &in);
+	KUNIT_EXPECT_FALSE(test, in.bulk || in.large || in.stream || in.pure_ack);
+	vnet_kick_classify_other(true, &in);
+	KUNIT_EXPECT_TRUE(test, in.large);
+	KUNIT_EXPECT_FALSE(test, in.bulk || in.stream || in.pure_ack);
+
+	KUNIT_EXPECT_EQ(test, kick_run_datagram_sender(true), 0);
+	KUNIT_EXPECT_GT(test, kick_run_datagram_sender(false), 2000);
 }
 
 static struct kunit_case kick_policy_cases[] = {
@@ -1197,6 +1252,7 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_hold_and_late_clock_behind),
 	KUNIT_CASE(kick_classify_tcp),
 	KUNIT_CASE(kick_adaptive_publisher_not_held),
+	KUNIT_CASE(kick_adaptive_datagram_gso),
 	KUNIT_CASE(kick_adaptive_history_makes_no_answer_bulk),
 	KUNIT_CASE(kick_answer_window_every_setting),
 	{}

@@ -465,7 +465,7 @@ void vnet_tx_poll_flush(struct vnet_sq *sq)
  * What the kick policy needs to know about @skb (see policy/kick.h): a
  * TCP segment is sorted by vnet_kick_classify_tcp() (bulk, large, part of
  * a stream, a pure acknowledgment); of anything else only a GSO packet is
- * bulk.
+ * large (vnet_kick_classify_other()).
  */
 static void vnet_tx_classify(const struct sk_buff *skb,
 			     const struct vnet_tx_tcp *t,
@@ -473,17 +473,15 @@ static void vnet_tx_classify(const struct sk_buff *skb,
 {
 	struct vnet_kick_seg seg;
 
-	kin->bulk = false;
-	kin->large = false;
-	kin->stream = false;
-	kin->pure_ack = false;
 	if (!t->tcp) {
-		kin->bulk = skb_is_gso(skb);
+		vnet_kick_classify_other(skb_is_gso(skb), kin);
 		return;
 	}
 	/* Headers that do not add up: neither. */
-	if (t->known && t->payload > skb->len)
+	if (t->known && t->payload > skb->len) {
+		vnet_kick_classify_other(false, kin);
 		return;
+	}
 	seg.known = t->known;
 	seg.gso = skb_is_gso(skb);
 	seg.answering = t->answering;

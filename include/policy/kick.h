@@ -18,14 +18,16 @@
  * it, so that no flow pays latency for another's savings:
  *  - Bulk: a TCP segment whose socket has more data queued behind it
  *    (what a sender with a backlog makes: TSO, TCP's autocorking of small
- *    writes), a GSO packet that is not TCP, and a large TCP segment (GSO,
- *    or VNET_KICK_BULK_LEN bytes or more) with nothing behind it whose
- *    task has not slept since its socket's previous packet: a sender that
+ *    writes), and a large packet whose task has not slept since its
+ *    socket's previous packet: a TCP segment (GSO, or VNET_KICK_BULK_LEN
+ *    bytes or more) with nothing behind it, or a GSO packet that is not
+ *    TCP (datagrams sent in one buffer, UDP_SEGMENT): a sender that
  *    writes as fast as it can, with no backlog only because each write
  *    leaves at once.  Nobody waits for one of these in particular.  A
  *    socket whose task slept since its previous packet and that has
  *    nothing behind this one sends at its own pace (a telemetry or
- *    market-data publisher, a paced upload): its newest message is
+ *    market-data publisher, a paced upload, a QUIC sender pacing its
+ *    bursts or waiting for acknowledgments): its newest message is
  *    awaited as soon as it is written, so it is not bulk however large.
  *    None of a TCP socket that received data within the conversation
  *    window is bulk either (a conversation: a large answer is still
@@ -294,6 +296,7 @@ enum vnet_kick_action {
 
 void vnet_kick_classify_tcp(const struct vnet_kick_seg *seg,
 			    struct vnet_kick_in *in);
+void vnet_kick_classify_other(bool gso, struct vnet_kick_in *in);
 void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg);
 bool vnet_kick_watch(bool watching, bool same, bool watched_eager, bool eager);
 bool vnet_kick_unacked_before(u32 una, u32 first, u32 mss);

@@ -91,6 +91,20 @@ void vnet_kick_classify_tcp(const struct vnet_kick_seg *seg,
 		    (seg->gso || seg->payload >= VNET_KICK_BULK_LEN);
 }
 
+/*
+ * Set @in's bulk, large, stream and pure_ack for a packet that is not a
+ * full TCP socket's segment (see policy/kick.h): a GSO packet is large,
+ * bulk only while its task does not sleep (vnet_kick_bulk()); anything
+ * else is neither, a message of its own.
+ */
+void vnet_kick_classify_other(bool gso, struct vnet_kick_in *in)
+{
+	in->bulk = false;
+	in->large = gso;
+	in->stream = false;
+	in->pure_ack = false;
+}
+
 void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg)
 {
 	s->pending = 0;

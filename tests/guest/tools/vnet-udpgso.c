@@ -3,10 +3,11 @@
  * vnet-udpgso: UDP datagrams with a checkable pattern, sent in
  * segmentation-offload batches (UDP_SEGMENT), for the USO tests.
  *
- *   vnet-udpgso send DST PORT SENDS GSO_SIZE SEGS
+ *   vnet-udpgso send DST PORT SENDS GSO_SIZE SEGS [GAP_US]
  *       SENDS sendmsg() calls of SEGS datagrams of GSO_SIZE bytes each, one
  *       buffer per call with UDP_SEGMENT = GSO_SIZE: the stack or the
- *       device cuts it.  Prints the number of datagrams sent.
+ *       device cuts it; the task sleeps GAP_US (default 2000) after each.
+ *       Prints the number of datagrams sent.
  *   vnet-udpgso recv PORT SECONDS
  *       Receives for SECONDS (from the first datagram, at most SECONDS*3
  *       in all) and prints "good G bad B bytes N".
@@ -69,7 +70,8 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int do_send(const char *dst, int port, int sends, int gso, int segs)
+static int do_send(const char *dst, int port, int sends, int gso, int segs,
+		   int gap_us)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	unsigned int len = (unsigned int)gso * segs;
@@ -93,7 +95,7 @@ static int do_send(const char *dst, int port, int sends, int gso, int segs)
 			return 1;
 		}
 		n += segs;
-		usleep(2000);
+		usleep(gap_us);
 	}
 	printf("%u\n", n);
 	return 0;
@@ -140,12 +142,13 @@ static int do_recv(int port, int seconds)
 
 int main(int argc, char **argv)
 {
-	if (argc == 7 && !strcmp(argv[1], "send"))
+	if ((argc == 7 || argc == 8) && !strcmp(argv[1], "send"))
 		return do_send(argv[2], atoi(argv[3]), atoi(argv[4]),
-			       atoi(argv[5]), atoi(argv[6]));
+			       atoi(argv[5]), atoi(argv[6]),
+			       argc == 8 ? atoi(argv[7]) : 2000);
 	if (argc == 4 && !strcmp(argv[1], "recv"))
 		return do_recv(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: %s send DST PORT SENDS GSO_SIZE SEGS | recv PORT SECONDS\n",
-		argv[0]);
+	fprintf(stderr, "usage: %s send DST PORT SENDS GSO_SIZE SEGS [GAP_US]\n"
+		"       %s recv PORT SECONDS\n", argv[0], argv[0]);
 	return 2;
 }
