@@ -24,6 +24,7 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_net.h>
 #include <linux/filter.h>
+#include <net/tcp.h>
 #include <net/xdp.h>
 
 /* Device reset: virtio_reset_device() appeared in 5.16. */
@@ -279,6 +280,16 @@ static inline void vnet_set_bql_floor(struct netdev_queue *txq,
 	netdev_queue_set_dql_min_limit(txq, bytes);
 #elif defined(CONFIG_BQL)
 	txq->dql.min_limit = bytes;
+#endif
+}
+
+/* tcp_snd_cwnd() (5.19) reads the congestion window; it was a field. */
+static inline u32 vnet_tcp_snd_cwnd(const struct tcp_sock *tp)
+{
+#ifdef VNET_HAVE_TCP_SND_CWND
+	return tcp_snd_cwnd(tp);
+#else
+	return READ_ONCE(tp->snd_cwnd);
 #endif
 }
 

@@ -449,6 +449,57 @@ static void kick_window_full(struct kunit *test)
 }
 
 /*
+ * TCP sends nothing more while the room its windows leave after a segment
+ * is under a full segment or a third of the smaller window.  The case of
+ * the 7.2 run: a 128 KiB stream whose whole window in flight was held.
+ */
+static void kick_tcp_defers(struct kunit *test)
+{
+	struct vnet_kick_room r = {
+		.end = 196232, .wnd_end = 209152, .snd_wnd = 209152,
+		.cwnd = 247, .in_flight = 136, .mss = 1448, .divisor = 3,
+	};
+
+	/* 12920 bytes of window left, under a third of it (69717). */
+	KUNIT_EXPECT_TRUE(test, vnet_kick_tcp_defers(&r));
+	/* A third of the window left: TCP sends into it. */
+	r.end = 209152 - 69717;
+	KUNIT_EXPECT_FALSE(test, vnet_kick_tcp_defers(&r));
+	r.end = 209152 - 69716;
+	KUNIT_EXPECT_TRUE(test, vnet_kick_tcp_defers(&r));
+
+	/* A large window: the congestion window's room decides... */
+	r.end = 100000;
+	r.wnd_end = 4 << 20;
+	r.snd_wnd = 4 << 20;
+	r.cwnd = 100;
+	r.in_flight = 40;	/* 86880 bytes of room, a third is 48266 */
+	KUNIT_EXPECT_FALSE(test, vnet_kick_tcp_defers(&r));
+	r.in_flight = 67;	/* 47784 */
+	KUNIT_EXPECT_TRUE(test, vnet_kick_tcp_defers(&r));
+	/* ... and a full one leaves none. */
+	r.in_flight = 100;
+	KUNIT_EXPECT_TRUE(test, vnet_kick_tcp_defers(&r));
+	r.in_flight = 130;
+	KUNIT_EXPECT_TRUE(test, vnet_kick_tcp_defers(&r));
+
+	/* Without a divisor TCP defers below three segments. */
+	r.divisor = 0;
+	r.in_flight = 97;
+	KUNIT_EXPECT_FALSE(test, vnet_kick_tcp_defers(&r));
+	r.in_flight = 98;
+	KUNIT_EXPECT_TRUE(test, vnet_kick_tcp_defers(&r));
+
+	/* Past the window's end, and across the sequence space's wrap. */
+	r.in_flight = 0;
+	r.wnd_end = 0x1000;
+	r.end = 0x2000;
+	KUNIT_EXPECT_TRUE(test, vnet_kick_tcp_defers(&r));
+	r.end = 0xfff00000;
+	KUNIT_EXPECT_FALSE(test, vnet_kick_tcp_defers(&r));
+}
+
+/*
  * Learn the notification rate from 640 single-packet bursts spread too
  * far apart to hold (3 ms, tx-usecs being 2 ms), the device wanting a
  * notification for @want of every 5; then bulk bursts come 100 us
@@ -1240,6 +1291,7 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_watch_first_segment),
 	KUNIT_CASE(kick_unacked_before),
 	KUNIT_CASE(kick_window_full),
+	KUNIT_CASE(kick_tcp_defers),
 	KUNIT_CASE(kick_adaptive_stream_rides_out_thin_window),
 	KUNIT_CASE(kick_adaptive_caps),
 	KUNIT_CASE(kick_cost_average),

@@ -137,6 +137,9 @@ probe HRTIMER_SETUP include/linux/hrtimer.h \
 probe ETH_HW_ADDR_SET include/linux/etherdevice.h \
 	'eth_hw_addr_set\(' - \
 	"eth_hw_addr_set() (compat.h's own)"
+probe TCP_SND_CWND include/net/tcp.h \
+	'u32 tcp_snd_cwnd\(const struct tcp_sock \*tp\)' - \
+	'tcp_snd_cwnd() (snd_cwnd read directly)'
 probe DQL_MIN_LIMIT_SETTER include/linux/netdevice.h \
 	'void netdev_queue_set_dql_min_limit\(' - \
 	'netdev_queue_set_dql_min_limit() (the dql field written directly)'

@@ -81,9 +81,8 @@ struct vnet_tx_tcp {
 	/* with @known: the segment's sequence number, the socket's oldest unacknowledged */
 	u32 seq;
 	u32 una;
-	/* with @known: the end of the window the peer offers */
-	u32 wnd_end;
-	u32 mss;	/* the socket's current full segment */
+	/* with @known: what limits the socket's next send */
+	struct vnet_kick_room room;
 };
 
 /*
@@ -126,6 +125,7 @@ static void vnet_tx_note_sndbuf(struct vnet_sq *sq, const struct sk_buff *skb,
 static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
 			     struct vnet_tx_tcp *t)
 {
+	struct vnet_kick_room *r = &t->room;
 	const struct sock *sk = skb->sk;
 	const struct tcp_sock *tp;
 
@@ -144,8 +144,18 @@ static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
 	t->payload = skb->len - skb_transport_offset(skb) - tcp_hdrlen(skb);
 	t->seq = ntohl(tcp_hdr(skb)->seq);
 	t->una = READ_ONCE(tp->snd_una);
-	t->wnd_end = t->una + READ_ONCE(tp->snd_wnd);
-	t->mss = READ_ONCE(tp->mss_cache);
+	r->end = t->seq + t->payload;
+	r->snd_wnd = READ_ONCE(tp->snd_wnd);
+	r->wnd_end = t->una + r->snd_wnd;
+	r->cwnd = vnet_tcp_snd_cwnd(tp);
+	r->mss = READ_ONCE(tp->mss_cache);
+	/*
+	 * TCP counts the segment in flight once the device took it, or
+	 * when it returns from sending it: count it here too.
+	 */
+	r->in_flight = tcp_packets_in_flight(tp) +
+		       max_t(u32, skb_shinfo(skb)->gso_segs, 1);
+	r->divisor = READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_tso_win_divisor);
 }
 
 /*
@@ -163,27 +173,28 @@ static bool vnet_tx_sender_eager(const struct vnet_sq *sq, bool nodelay,
 
 /*
  * Whether the sender of a TCP segment with data waits on the held batch
- * (policy/kick.h): the segment fills the window its peer offers, or the
- * sender is eager (above) and has at most a full segment unacknowledged
- * before the batch's first segment of it.  That is the watched one if
- * the batch watches this socket (vnet_tx_hold_note()); otherwise this
- * segment stands for it, which can only overstate what lies before the
- * batch.
+ * (policy/kick.h): the segment fills the window its peer offers; or the
+ * sender has at most a full segment unacknowledged before the batch's
+ * first segment of it and is eager (above) or left too little room to
+ * send more.  That first segment is the watched one if the batch watches
+ * this socket (vnet_tx_hold_note()); otherwise this segment stands for
+ * it, which can only overstate what lies before the batch.
  */
 static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
 				 const struct sk_buff *skb,
 				 const struct vnet_tx_tcp *t)
 {
+	const struct vnet_kick_room *r = &t->room;
 	u32 first;
 
 	if (!t->tcp || !t->known || !t->payload)
 		return false;
-	if (vnet_kick_window_full(t->seq + t->payload, t->wnd_end, t->mss))
+	if (vnet_kick_window_full(r->end, r->wnd_end, r->mss))
 		return true;
-	if (!t->eager)
-		return false;
 	first = skb->sk == sq->hold_sk ? sq->hold_seq : t->seq;
-	return vnet_kick_unacked_before(t->una, first, t->mss);
+	if (!vnet_kick_unacked_before(t->una, first, r->mss))
+		return false;
+	return t->eager || vnet_kick_tcp_defers(r);
 }
 
 /*

@@ -96,7 +96,17 @@
  * comes once it is notified.  A stream whose receiver fixed its buffer
  * at 128 KiB (iperf3 -w 128K) had a held batch wait for its timer about
  * 60 times a second and ran at 0.65-0.76x stock's rate
- * (docs/results/2026-12-07-window-limited-6.1).  The caller tells
+ * (docs/results/2026-12-07-window-limited-6.1).  Nor any sender with
+ * all it has unacknowledged held (as for an eager one, above) whose
+ * segment leaves it less room than TCP sends into: TCP keeps a large
+ * segment back while the room its peer's window and its congestion
+ * window leave is under a third of the smaller window
+ * (tcp_tso_win_divisor) and it expects an acknowledgment soon; that
+ * acknowledgment is of the held batch (vnet_kick_tcp_defers()).  Such a
+ * stream, 128 KiB windows again, had its whole window held for the timer
+ * 5 to 14 times a second after the rule above, 0.84x stock's rate
+ * (docs/results/2026-12-07-window-limited-7.2); with this rule none
+ * (docs/results/2026-12-07-ab-tso-defer-7.2).  The caller tells
  * (in->waits) for the last segment of a burst, and checks a held batch
  * again at the end of each receive poll of the pair, where the
  * acknowledgments arrive.  Such a batch teaches the policy what a window
@@ -157,6 +167,8 @@
 #define VNET_KICK_MAX_BATCH	64
 /* TCP's own pacing shift: about 1 ms of data below the socket. */
 #define VNET_KICK_TCP_PACING_SHIFT	10
+/* Segments of room TCP defers a large segment below without a divisor. */
+#define VNET_KICK_TSO_DEFER_SEGS	3
 /* Shortest conversation window (see above): the default tx-usecs. */
 #define VNET_KICK_CONV_USECS	8000
 /* A TCP segment of at least this many bytes of payload is large (above). */
@@ -264,9 +276,9 @@ struct vnet_kick_in {
 	/* a TCP segment without payload */
 	bool pure_ack;
 	/*
-	 * a TCP segment whose socket has nothing unacknowledged but what
-	 * this queue holds, this segment included, and whose sender would
-	 * rather they went: it waits on them (see above)
+	 * a TCP segment after which its socket sends nothing more until
+	 * what this queue holds, this segment included, is acknowledged:
+	 * it waits on them (see above)
 	 */
 	bool waits;
 	/* an id of the sending socket, 0 for none */
@@ -276,6 +288,21 @@ struct vnet_kick_in {
 	 * sleeps; 0 when no task sends (softirq)
 	 */
 	u64 wake;
+};
+
+/*
+ * What limits a TCP socket's next send after one of its segments
+ * (vnet_kick_tcp_defers()): sequence numbers, bytes and segments.
+ */
+struct vnet_kick_room {
+	u32 end;	/* the segment's end */
+	u32 wnd_end;	/* the end of the window its peer offers */
+	u32 snd_wnd;	/* that window's size */
+	u32 cwnd;	/* the congestion window, in segments */
+	u32 in_flight;	/* segments in flight, the segment's own included */
+	u32 mss;	/* a full segment */
+	/* tcp_tso_win_divisor: the share of a window worth sending, 0: none */
+	u32 divisor;
 };
 
 /* What the transmit path knows of a TCP segment and its socket. */
@@ -301,6 +328,7 @@ void vnet_kick_init(struct vnet_kick_state *s, const struct vnet_kick_cfg *cfg);
 bool vnet_kick_watch(bool watching, bool same, bool watched_eager, bool eager);
 bool vnet_kick_unacked_before(u32 una, u32 first, u32 mss);
 bool vnet_kick_window_full(u32 end, u32 wnd_end, u32 mss);
+bool vnet_kick_tcp_defers(const struct vnet_kick_room *r);
 enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 				       const struct vnet_kick_cfg *cfg,
 				       const struct vnet_kick_in *in);

@@ -376,6 +376,34 @@ bool vnet_kick_window_full(u32 end, u32 wnd_end, u32 mss)
 }
 
 /*
+ * Whether TCP sends nothing more of a socket after the segment @r
+ * describes until an acknowledgment comes (see policy/kick.h): what its
+ * peer's window and its congestion window still allow, the smaller of the
+ * two, is less than a full segment, or less than the share of a window
+ * (the smaller one's tcp_tso_win_divisor-th, three segments without one)
+ * below which TCP keeps a large segment back while it expects an
+ * acknowledgment soon.  TCP sends anyway in loss recovery or when the
+ * acknowledgment is late; the policy does not tell those apart and only
+ * notifies earlier then.
+ */
+bool vnet_kick_tcp_defers(const struct vnet_kick_room *r)
+{
+	s32 wnd_left = (s32)(r->wnd_end - r->end);
+	u64 room = max_t(s32, wnd_left, 0);
+	u64 chunk;
+
+	if (r->cwnd <= r->in_flight)
+		return true;
+	room = min_t(u64, room, (u64)(r->cwnd - r->in_flight) * r->mss);
+	if (r->divisor)
+		chunk = min_t(u64, r->snd_wnd, (u64)r->cwnd * r->mss) /
+			r->divisor;
+	else
+		chunk = (u64)VNET_KICK_TSO_DEFER_SEGS * r->mss;
+	return room < max_t(u64, r->mss, chunk);
+}
+
+/*
  * A held batch goes out at @now, its flush timer was due at @due: record
  * how late that is.  It tells a long hold due to the timer's own latency
  * (a vCPU the host did not run) from one the policy caused.
