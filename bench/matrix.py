@@ -195,14 +195,16 @@ def build_plan(a) -> tuple[dict, dict, list]:
 
 
 def schedule(plan: dict, runs: dict, vs: list) -> list[tuple]:
-    """Boots in order: for rep: for topology: for variant -> (rep, topo, variant).
-    Stock's knob comparators run on the main topology only (unless it is not
-    in the plan); ours-b, an A/B of ours, runs wherever ours does."""
+    """Boots in order: for rep: for topology: for variant -> (rep, topo, variant),
+    the variants in reverse order every second repeat, so that a drift of
+    the host over the run does not always favour the same variant.  Stock's
+    knob comparators run on the main topology only (unless it is not in the
+    plan); ours-b, an A/B of ours, runs wherever ours does."""
     out = []
     main = MAIN if MAIN in plan else next(iter(plan))
     for rep in range(max(runs.values())):
         for topo in plan:
-            for v in vs:
+            for v in (vs if rep % 2 == 0 else vs[::-1]):
                 knob = v.driver == "stock" and v.name != "stock"
                 if rep < runs[v.name] and (topo == main or not knob or len(plan) == 1):
                     out.append((rep, topo, v))
@@ -374,7 +376,8 @@ def main(argv=None) -> int:
                    "cell_meta": {n: vars(M.CELLS[n]) for cs in plan.values() for n in cs},
                    "module": BC.module_info(module) if module else None,
                    "git": BC.git_info(), "host": BC.host_info(),
-                   "order": "for rep: for topology: for variant: one boot; in it for cell: "
+                   "order": "for rep: for topology: for variant (reversed in odd reps): one boot; "
+                            "in it for cell: "
                             "one window per model (order rotated per cell and rep)"},
         "boots": []}
     log(f"matrix: {len(sched)} boots -> {outdir} (estimate {BC.hms(prog.eta())})", 0)
