@@ -108,9 +108,13 @@
  * (docs/results/2026-12-07-window-limited-7.2); with this rule none
  * (docs/results/2026-12-07-ab-tso-defer-7.2).  The caller tells
  * (in->waits) for the last segment of a burst, and checks a held batch
- * again at the end of each receive poll of the pair, where the
- * acknowledgments arrive.  Such a batch teaches the policy what a window
- * yields, as one the timer flushed does.  The check needs the batch's
+ * of an eager sender again at the end of each receive poll of the pair,
+ * where the acknowledgments arrive.  The window rules look at a
+ * sender's segments only: an acknowledgment of what it had out before
+ * the batch that still leaves it short of room sends nothing, and its
+ * batch waits for the timer (none did in the runs above).  Such a batch
+ * teaches the policy what a window yields, as one the timer flushed
+ * does.  The check needs the batch's
  * first segment of the socket, whether or not its sender was eager when
  * it was sent (a late publisher's run, TCP's own sends from softirq):
  * the batch watches the socket of its first TCP segment with data, and
