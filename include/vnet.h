@@ -107,6 +107,7 @@ struct vnet_sq_stats {
 	u64_stats_t batch_kicks;
 	u64_stats_t forced_kicks;
 	u64_stats_t waiting_kicks;
+	u64_stats_t window_kicks;
 	u64_stats_t spared_senders;
 	u64_stats_t reclaim_batches;
 	u64_stats_t reclaim_deadlines;

@@ -359,6 +359,32 @@ static void kick_adaptive_waiting_sender(struct kunit *test)
 }
 
 /*
+ * A sender whose windows leave it no room waits on the batch as an eager
+ * one does; its batch is told apart (ethtool -S window_kicks) and teaches
+ * the policy what a window yields all the same.
+ */
+static void kick_adaptive_window_sender(struct kunit *test)
+{
+	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
+	struct vnet_kick_in in = { .bulk = true, .waits = true, .window = true };
+	struct vnet_kick_state s;
+	int i;
+
+	vnet_kick_init(&s, &cfg);
+	s.target = 16;
+	s.last_end_ns = 990 * US;
+	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1000 * US), VNET_KICK_ARM);
+	for (i = 1; i <= 5; i++)
+		KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, (1000 + i) * US),
+				VNET_KICK_HOLD);
+	in.now = 1010 * US;
+	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &in), VNET_KICK_NOW);
+	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_WINDOW);
+	vnet_kick_done(&s, &cfg, s.why, 1010 * US);
+	KUNIT_EXPECT_EQ(test, s.target, 7U);
+}
+
+/*
  * Which segment of a held batch the waiting rule watches, as the driver
  * notes them (tx.c): @socks and @eager describe @n held TCP segments
  * with data.  Returns the index of the watched one.
@@ -1288,6 +1314,7 @@ static struct kunit_case kick_policy_cases[] = {
 	KUNIT_CASE(kick_pacing_shift),
 	KUNIT_CASE(kick_adaptive_timer_sets_target),
 	KUNIT_CASE(kick_adaptive_waiting_sender),
+	KUNIT_CASE(kick_adaptive_window_sender),
 	KUNIT_CASE(kick_watch_first_segment),
 	KUNIT_CASE(kick_unacked_before),
 	KUNIT_CASE(kick_window_full),

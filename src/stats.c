@@ -140,6 +140,7 @@ static const struct vnet_stat_desc vnet_sq_descs[] = {
 	VNET_SQ_STAT("batch_kicks", batch_kicks),
 	VNET_SQ_STAT("forced_kicks", forced_kicks),
 	VNET_SQ_STAT("waiting_kicks", waiting_kicks),
+	VNET_SQ_STAT("window_kicks", window_kicks),
 	VNET_SQ_STAT("spared_senders", spared_senders),
 	VNET_SRC_STAT("flush_timer_arms", VNET_SRC_TX_TIMER_ARMS),
 	VNET_SRC_STAT("max_hold_us", VNET_SRC_MAX_HOLD),

@@ -178,23 +178,30 @@ static bool vnet_tx_sender_eager(const struct vnet_sq *sq, bool nodelay,
  * first segment of it and is eager (above) or left too little room to
  * send more.  That first segment is the watched one if the batch watches
  * this socket (vnet_tx_hold_note()); otherwise this segment stands for
- * it, which can only overstate what lies before the batch.
+ * it, which can only overstate what lies before the batch.  @window:
+ * set when the windows tell, not eagerness.
  */
 static bool vnet_tx_sender_waits(const struct vnet_sq *sq,
 				 const struct sk_buff *skb,
-				 const struct vnet_tx_tcp *t)
+				 const struct vnet_tx_tcp *t, bool *window)
 {
 	const struct vnet_kick_room *r = &t->room;
 	u32 first;
 
+	*window = false;
 	if (!t->tcp || !t->known || !t->payload)
 		return false;
-	if (vnet_kick_window_full(r->end, r->wnd_end, r->mss))
+	if (vnet_kick_window_full(r->end, r->wnd_end, r->mss)) {
+		*window = true;
 		return true;
+	}
 	first = skb->sk == sq->hold_sk ? sq->hold_seq : t->seq;
 	if (!vnet_kick_unacked_before(t->una, first, r->mss))
 		return false;
-	return t->eager || vnet_kick_tcp_defers(r);
+	if (t->eager)
+		return true;
+	*window = vnet_kick_tcp_defers(r);
+	return *window;
 }
 
 /*
@@ -417,6 +424,8 @@ static void vnet_tx_kick(struct vnet_sq *sq, enum vnet_kick_reason why,
 		u64_stats_inc(&sq->stats.forced_kicks);
 	else if (why == VNET_KICKED_WAITED)
 		u64_stats_inc(&sq->stats.waiting_kicks);
+	else if (why == VNET_KICKED_WINDOW)
+		u64_stats_inc(&sq->stats.window_kicks);
 	u64_stats_update_end(&sq->stats.syncp);
 
 	/* A flush timer for this batch is no longer needed, nor its retry. */
@@ -976,7 +985,7 @@ netdev_tx_t vnet_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	kin.wake = vnet_tx_wake_stamp();
 	tcp.eager = tcp.tcp &&
 		    vnet_tx_sender_eager(sq, tcp.nodelay, kin.sender, kin.wake);
-	kin.waits = vnet_tx_sender_waits(sq, skb, &tcp);
+	kin.waits = vnet_tx_sender_waits(sq, skb, &tcp, &kin.window);
 	/* TCP Small Queues must allow for the hold (see policy/kick.h). */
 	if (skb->sk && sq->pacing_shift < VNET_KICK_TCP_PACING_SHIFT)
 		sk_pacing_shift_update(skb->sk, sq->pacing_shift);

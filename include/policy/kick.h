@@ -207,6 +207,7 @@ enum vnet_kick_reason {
 	VNET_KICKED_POLL,	/* the receive poll that sent them ended */
 	VNET_KICKED_FORCED,	/* stopped queue, urgent sender, teardown */
 	VNET_KICKED_WAITED,	/* the batch's sender can send no more until it goes */
+	VNET_KICKED_WINDOW,	/* so, because its windows leave it no room */
 };
 
 /*
@@ -285,6 +286,12 @@ struct vnet_kick_in {
 	 * it waits on them (see above)
 	 */
 	bool waits;
+	/*
+	 * with @waits: because its windows leave it no room
+	 * (vnet_kick_window_full(), vnet_kick_tcp_defers()), not because it
+	 * is eager
+	 */
+	bool window;
 	/* an id of the sending socket, 0 for none */
 	u64 sender;
 	/*

@@ -291,7 +291,7 @@ enum vnet_kick_action vnet_kick_decide(struct vnet_kick_state *s,
 			s->poll = true;
 			return VNET_KICK_POLL;
 		}
-		s->why = VNET_KICKED_WAITED;
+		s->why = in->window ? VNET_KICKED_WINDOW : VNET_KICKED_WAITED;
 		return VNET_KICK_NOW;
 	}
 	return vnet_kick_hold(s, cfg, s->target, in->now);
@@ -484,7 +484,8 @@ static bool vnet_kick_learn_batch(struct vnet_kick_state *s,
 		return false;
 	}
 	/* Ended by its timer, or by its sender waiting: what a window yields. */
-	if (why != VNET_KICKED_TIMER && why != VNET_KICKED_WAITED)
+	if (why != VNET_KICKED_TIMER && why != VNET_KICKED_WAITED &&
+	    why != VNET_KICKED_WINDOW)
 		return false;
 	min = vnet_kick_min_batch(s);
 	s->flush_avg8 = (3 * s->flush_avg8 + 8 * s->pending) / 4;
