@@ -701,7 +701,7 @@ def t_tcp_autocork_publisher(ctx: Ctx):
 
 def kick_counts(g, run) -> dict:
     """The TX queues' kick counters summed over the queues, changed by run()."""
-    names = ("timer_flushes", "waiting_kicks", "batch_kicks")
+    names = ("timer_flushes", "waiting_kicks", "window_kicks", "batch_kicks")
     st0 = net.ethtool_stats(g)
     run()
     st1 = net.ethtool_stats(g)
@@ -715,7 +715,7 @@ def t_tx_window_limited(ctx: Ctx):
     its held batches' flush timer (policy/kick.h): iperf3 from the guest
     with -w 128K at both ends, 3 s.  With a window's worth out and held,
     TCP keeps its next segment back until an acknowledgment, so such a
-    batch goes out as its sender waits (waiting_kicks grows) and the timer
+    batch goes out as its sender waits (window_kicks grows) and the timer
     flushes at most one batch a second; main's module before the rule for
     senders that keep a segment back (9390841) left it 13 in 3 s on 6.1
     (5-14 a second in the matrix on 7.2).  The stock driver only carries
@@ -728,7 +728,7 @@ def t_tx_window_limited(ctx: Ctx):
     ctx.note(f"-w 128K: {got['bps'] / 1e6:.0f} Mbit/s, {c}")
     if ctx.driver != "ours":
         return
-    check(c["waiting_kicks"] > 0, f"no batch of a window-limited sender went out as it waited ({c})")
+    check(c["window_kicks"] > 0, f"no batch of a window-limited sender went out as it waited ({c})")
     check(c["timer_flushes"] <= seconds,
           f"batches of a window-limited sender waited for their flush timer: {c} in {seconds} s")
 
@@ -749,8 +749,11 @@ def t_tcp_waiting_sender(ctx: Ctx):
     them; the publisher 8-44% until the rule watched the batch's first
     segment and allowed one unacknowledged segment before it, 0-5% in 3
     quiet runs since: docs/results/2026-12-05-ab-watch-first-6.1); a
-    default iperf3 stream has batches end by the timer, more of them than
-    by the rule.  Without the rule (main at 483574e) the -N stream's
+    default iperf3 stream has more batches end by the timer or by the
+    rules for a sender whose windows leave it no room (window_kicks: on
+    5.10 and 7.2, 4 vCPUs, nearly all of them since those rules) than by
+    the eager rule, which an eager rule for every sender (ab-waiting-all)
+    would fail.  Without the rule (main at 483574e) the -N stream's
     batches ran to the timer like the other's (239 timer flushes against
     203 batches notified at their target), and a publisher whose socket
     waited on one lost 4-8 ms (docs/results/2026-12-05-pub-tail-openers-6.1);
@@ -761,7 +764,9 @@ def t_tcp_waiting_sender(ctx: Ctx):
     module: the same checks (the driver before 9dd6ab3 fails them there:
     77 timer flushes, no waiting kick).  Since a socket whose batch
     yielded too little is spared for a while (policy/kick.h), the
-    publishers have 18-21 waiting kicks in 3 s instead of about 390."""
+    publishers have 0-21 waiting kicks in 3 s instead of about 390 (none
+    held at all in one of four runs on 7.2), so for them the check is that
+    fewer batches ran to the timer than went for the sender, or none."""
     g = ctx.g
     exe = build_guest_tool(GUEST_TOOLS / "vnet-load.c")
     check(exe is not None, "vnet-load could not be built on the host")
@@ -797,14 +802,17 @@ def t_tcp_waiting_sender(ctx: Ctx):
     pub = publisher()
     ctx.note(f"TCP_NODELAY stream: {nodelay}; Nagle-on publisher: {pub}, with "
              f"tx-usecs-irq 0: {pub_stock}; Nagle-on stream: {nagle}")
+    check(nodelay["waiting_kicks"] > 0,
+          f"TCP_NODELAY stream: no batch went out for its waiting sender ({nodelay})")
+    # A publisher spared since its earlier batches (above) may have none
+    # held in 3 s: then none ran to the timer either.
     for what, c in (("TCP_NODELAY stream", nodelay), ("Nagle-on publisher", pub),
                     ("Nagle-on publisher, tx-usecs-irq 0", pub_stock)):
-        check(c["waiting_kicks"] > 0, f"{what}: no batch went out for its waiting sender ({c})")
-        check(c["timer_flushes"] < c["waiting_kicks"],
+        check(c["timer_flushes"] == 0 or c["timer_flushes"] < c["waiting_kicks"],
               f"{what}: as many batches ran to the flush timer as went for it ({c})")
-    check(nagle["timer_flushes"] > nagle["waiting_kicks"],
-          f"Nagle-on stream: fewer batches ran to their timer than went for a waiting sender "
-          f"({nagle})")
+    check(nagle["timer_flushes"] + nagle["window_kicks"] > nagle["waiting_kicks"],
+          f"Nagle-on stream: fewer batches ran to their timer or went for its windows than "
+          f"went for an eager sender ({nagle})")
 
 
 def sockets_used(g, netns: str = "") -> int:
