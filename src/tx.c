@@ -150,8 +150,9 @@ static void vnet_tx_tcp_read(const struct sk_buff *skb, u32 window,
 	r->cwnd = vnet_tcp_snd_cwnd(tp);
 	r->mss = READ_ONCE(tp->mss_cache);
 	/*
-	 * TCP counts the segment in flight once the device took it, or
-	 * when it returns from sending it: count it here too.
+	 * TCP counts a segment in flight when its transmit returns: one
+	 * that comes straight from TCP is not counted yet, one that waited
+	 * in a qdisc is.  Counting it here too can only overstate.
 	 */
 	r->in_flight = tcp_packets_in_flight(tp) +
 		       max_t(u32, skb_shinfo(skb)->gso_segs, 1);

@@ -114,12 +114,12 @@
  * the batch that still leaves it short of room sends nothing, and its
  * batch waits for the timer (none did in the runs above).  Such a batch
  * teaches the policy what a window yields, as one the timer flushed
- * does.  The check needs the batch's
- * first segment of the socket, whether or not its sender was eager when
- * it was sent (a late publisher's run, TCP's own sends from softirq):
- * the batch watches the socket of its first TCP segment with data, and
- * moves to an eager socket's segment only while no segment of the one it
- * watches was eager (vnet_kick_watch()).
+ * does.  The check needs the batch's first segment of the socket,
+ * whether or not its sender was eager when it was sent (a late
+ * publisher's run, TCP's own sends from softirq): the batch watches the
+ * socket of its first TCP segment with data, and moves to an eager
+ * socket's segment only while no segment of the one it watches was eager
+ * (vnet_kick_watch()).
  *
  * When holding bulk pays: a held batch costs its notification plus the
  * flush timer's arm and interrupt (VNET_KICK_BATCH_EXITS), while packets
