@@ -309,6 +309,23 @@ static void kick_adaptive_bulk_batches(struct kunit *test)
 }
 
 /*
+ * Start holding for batches of 16 at @t and hold six bulk packets, the
+ * first arming the flush timer.
+ */
+static void hold_six(struct kunit *test, struct vnet_kick_state *s,
+		     const struct vnet_kick_cfg *cfg, u64 t)
+{
+	int i;
+
+	vnet_kick_init(s, cfg);
+	s->target = 16;
+	s->last_end_ns = t - 10 * US;
+	KUNIT_EXPECT_EQ(test, pkt_b(s, cfg, t), VNET_KICK_ARM);
+	for (i = 1; i <= 5; i++)
+		KUNIT_EXPECT_EQ(test, pkt_b(s, cfg, t + i * US), VNET_KICK_HOLD);
+}
+
+/*
  * Adaptive: a bulk segment whose sender waits on the held batch sends
  * the batch at once (sent from a receive poll: at the poll's end), and
  * the batch counts as what a window yields, as one the timer flushed.
@@ -318,15 +335,8 @@ static void kick_adaptive_waiting_sender(struct kunit *test)
 {
 	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
 	struct vnet_kick_state s;
-	int i;
 
-	vnet_kick_init(&s, &cfg);
-	s.target = 16;
-	s.last_end_ns = 990 * US;
-	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1000 * US), VNET_KICK_ARM);
-	for (i = 1; i <= 5; i++)
-		KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, (1000 + i) * US),
-				VNET_KICK_HOLD);
+	hold_six(test, &s, &cfg, 1000 * US);
 	KUNIT_EXPECT_EQ(test, pkt_w(&s, &cfg, 1010 * US, false), VNET_KICK_NOW);
 	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_WAITED);
 	vnet_kick_done(&s, &cfg, s.why, 1010 * US);
@@ -368,15 +378,8 @@ static void kick_adaptive_window_sender(struct kunit *test)
 	struct vnet_kick_cfg cfg = { .frames = 32, .usecs = 100, .adaptive = true };
 	struct vnet_kick_in in = { .bulk = true, .waits = true, .window = true };
 	struct vnet_kick_state s;
-	int i;
 
-	vnet_kick_init(&s, &cfg);
-	s.target = 16;
-	s.last_end_ns = 990 * US;
-	KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, 1000 * US), VNET_KICK_ARM);
-	for (i = 1; i <= 5; i++)
-		KUNIT_EXPECT_EQ(test, pkt_b(&s, &cfg, (1000 + i) * US),
-				VNET_KICK_HOLD);
+	hold_six(test, &s, &cfg, 1000 * US);
 	in.now = 1010 * US;
 	KUNIT_EXPECT_EQ(test, vnet_kick_decide(&s, &cfg, &in), VNET_KICK_NOW);
 	KUNIT_EXPECT_EQ(test, s.why, VNET_KICKED_WINDOW);
